@@ -1,0 +1,90 @@
+package reassembly
+
+import (
+	"net/netip"
+	"time"
+)
+
+// Dir is the direction of bytes on a connection.
+type Dir uint8
+
+const (
+	// ClientToServer is the direction from the Pulsar client to the broker (or proxy).
+	ClientToServer Dir = iota
+	// ServerToClient is the direction from the broker to the client.
+	ServerToClient
+)
+
+// String returns "c2s" or "s2c", the names used in every output.
+func (d Dir) String() string {
+	if d == ClientToServer {
+		return "c2s"
+	}
+	return "s2c"
+}
+
+// Conn identifies one TCP connection. Roles are decided once, when the
+// connection is first seen: the server is the side on a Pulsar port (or the
+// side that content detection picked).
+type Conn struct {
+	// ID is the connection number, 1-based, in order of first appearance.
+	ID int
+	// Client and Server are the two endpoints.
+	Client, Server netip.AddrPort
+	// FirstSeen is the capture time of the connection's first packet.
+	FirstSeen time.Time
+	// TLS is true when the server port is a Pulsar TLS port (6651 by default):
+	// such a connection is reported, not decoded.
+	TLS bool
+	// HandshakeSeen is true when the capture holds the connection's SYN.
+	HandshakeSeen bool
+}
+
+// CloseReason says why a connection's streams ended.
+type CloseReason uint8
+
+const (
+	// CloseFIN means both sides (or the one seen) sent FIN.
+	CloseFIN CloseReason = iota + 1
+	// CloseRST means a side sent RST.
+	CloseRST
+	// CloseIdle means the connection was idle past the flush timeout.
+	CloseIdle
+	// CloseEndOfCapture means the input ended with the connection open.
+	CloseEndOfCapture
+	// CloseEvicted means the connection table or buffer limit forced it out.
+	CloseEvicted
+)
+
+// String names the reason as it appears in outputs.
+func (r CloseReason) String() string {
+	switch r {
+	case CloseFIN:
+		return "fin"
+	case CloseRST:
+		return "rst"
+	case CloseIdle:
+		return "idle"
+	case CloseEndOfCapture:
+		return "end-of-capture"
+	case CloseEvicted:
+		return "evicted"
+	}
+	return "unknown"
+}
+
+// Handler receives the reassembled, ordered bytes of every connection. The
+// reassembler calls it from one goroutine, in capture order.
+type Handler interface {
+	// Open is called once per connection, before any other call for it.
+	Open(c *Conn)
+	// Data delivers the next in-order bytes of one direction. data is only
+	// valid during the call. ts is the capture time of the packet that
+	// completed these bytes.
+	Data(c *Conn, d Dir, data []byte, ts time.Time)
+	// Gap reports that n bytes of one direction are missing from the capture
+	// (never captured, or given up on); the next Data continues after them.
+	Gap(c *Conn, d Dir, n int64, ts time.Time)
+	// Close is called once per connection after its last Data or Gap.
+	Close(c *Conn, reason CloseReason, ts time.Time)
+}
