@@ -1,13 +1,107 @@
-// Package cli holds pulsarscope's cobra commands.
+// Package cli holds pulsarscope's cobra commands: it parses flags, wires the
+// pipeline stages together and maps outcomes to exit codes (docs/cli.md).
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
 )
+
+// Exit codes, documented in docs/cli.md.
+const (
+	// ExitOK: the input was read to its end (problems in the traffic do not count).
+	ExitOK = 0
+	// ExitProblems: --strict was given and at least one problem was found.
+	ExitProblems = 1
+	// ExitUsage: bad flags or arguments.
+	ExitUsage = 2
+	// ExitInput: an input could not be opened or read to its end.
+	ExitInput = 3
+	// ExitInterrupted: stopped by SIGINT or SIGTERM before the end of input.
+	ExitInterrupted = 130
+)
+
+// exitError carries an exit code with the message the user sees.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(format string, args ...any) error {
+	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// env is what a command needs from the process, passed down instead of
+// reaching for globals.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
 
 // Main runs pulsarscope with args and returns the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "pulsarscope: not built yet")
-	return 2
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	root := newRoot(e)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != errSilent {
+			fmt.Fprintln(stderr, "pulsarscope: "+ee.Error())
+		}
+		return ee.code
+	}
+	// Anything cobra rejects itself (unknown flag, bad value) is a usage error.
+	fmt.Fprintln(stderr, "pulsarscope: "+err.Error())
+	fmt.Fprintln(stderr, "Run 'pulsarscope --help' for usage.")
+	return ExitUsage
+}
+
+// errSilent marks an exit code whose message was already printed.
+var errSilent = errors.New("")
+
+func newRoot(e *env) *cobra.Command {
+	ro := &readOptions{}
+	root := &cobra.Command{
+		Use:   "pulsarscope",
+		Short: "Inspect Apache Pulsar binary-protocol traffic",
+		Long: `pulsarscope decodes the Apache Pulsar binary protocol from packet captures:
+it reassembles TCP, splits and validates every frame (sizes, magic numbers,
+CRC32-C checksums, protobuf), and prints each frame or a machine-readable record.
+
+Like tshark, "pulsarscope -r FILE" is the same as "pulsarscope read FILE".`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if ro.rootFile == "" {
+				return cmd.Help()
+			}
+			return runRead(cmd.Context(), e, ro, []string{ro.rootFile})
+		},
+	}
+	addReadFlags(root, ro)
+	root.Flags().StringVarP(&ro.rootFile, "read-file", "r", "", "read this capture file (tshark style; same as 'read FILE')")
+	root.AddCommand(newReadCmd(e))
+	root.CompletionOptions.DisableDefaultCmd = true
+	return root
 }

@@ -111,6 +111,9 @@ type Event struct {
 	// Problems carries the problem the event stands for (bytes-lost,
 	// bytes-skipped, truncated-frame), if any.
 	Problems []Problem
+	// Stats is set on close events only: the byte accounting of both
+	// directions of the connection, indexed by reassembly.Dir.
+	Stats *ConnStats
 }
 
 // Sink receives decoded frames and stream events in order. The Frame and

@@ -6,7 +6,9 @@ replace github.com/pulsarscope/pulsarscope => ../..
 
 require (
 	github.com/apache/pulsar-client-go v0.19.0
+	github.com/gopacket/gopacket v1.7.7
 	github.com/pulsarscope/pulsarscope v0.0.0-00010101000000-000000000000
+	github.com/sirupsen/logrus v1.9.3
 	google.golang.org/protobuf v1.36.12
 )
 
@@ -41,7 +43,6 @@ require (
 	github.com/prometheus/client_model v0.6.1 // indirect
 	github.com/prometheus/common v0.55.0 // indirect
 	github.com/prometheus/procfs v0.15.1 // indirect
-	github.com/sirupsen/logrus v1.9.3 // indirect
 	github.com/spaolacci/murmur3 v1.1.0 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
 	go.uber.org/atomic v1.11.0 // indirect

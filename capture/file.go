@@ -1,0 +1,211 @@
+package capture
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+	"github.com/klauspost/compress/gzip"
+)
+
+// RawSource delivers raw link-layer frames. It is the seam between reading
+// (a file, later a live AF_PACKET socket) and decoding (Decoder): any source
+// of frames that can say the link type of each one can feed a Source.
+type RawSource interface {
+	// ReadRaw returns the next frame, its capture info and its link type.
+	// data is only valid until the next call. At the end of input it returns
+	// io.EOF; a record cut short returns io.ErrUnexpectedEOF.
+	ReadRaw() (data []byte, ci gopacket.CaptureInfo, lt layers.LinkType, err error)
+	// Close releases the source.
+	Close() error
+}
+
+const readBufferSize = 1 << 20
+
+var (
+	magicGzip   = []byte{0x1f, 0x8b}
+	magicPcapng = []byte{0x0a, 0x0d, 0x0d, 0x0a}
+)
+
+// Open opens a capture file: pcap (micro- or nanosecond, either byte
+// order) or pcapng, optionally gzip-compressed (detected by content). The
+// path "-" reads standard input. Errors are *Error naming the path.
+func Open(path string) (*Source, error) {
+	if path == "-" {
+		raw, err := NewFileReader("-", os.Stdin, nil)
+		if err != nil {
+			return nil, err
+		}
+		return NewSource("-", raw), nil
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, &Error{File: path, Err: err}
+	}
+	if fi.IsDir() {
+		return nil, &Error{File: path, Err: ErrIsDirectory}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &Error{File: path, Err: err}
+	}
+	raw, err := NewFileReader(path, f, f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return NewSource(path, raw), nil
+}
+
+// OpenReader reads a capture (pcap or pcapng, maybe gzip-compressed) from r;
+// name is used in errors. r is not closed by the Source.
+func OpenReader(name string, r io.Reader) (*Source, error) {
+	raw, err := NewFileReader(name, r, nil)
+	if err != nil {
+		return nil, err
+	}
+	return NewSource(name, raw), nil
+}
+
+// NewFileReader detects the format of r (gzip, pcap, pcapng) and returns a
+// RawSource reading it. closer, if not nil, is closed by the RawSource's
+// Close. Errors are *Error naming name.
+func NewFileReader(name string, r io.Reader, closer io.Closer) (RawSource, error) {
+	fail := func(err error) (RawSource, error) {
+		return nil, &Error{File: name, Err: err}
+	}
+	size := bufferSizeFor(r)
+	br := bufio.NewReaderSize(r, size)
+	head, err := br.Peek(4)
+	if len(head) == 0 {
+		if err != nil && err != io.EOF {
+			return fail(err)
+		}
+		return fail(ErrEmpty)
+	}
+	var gz *gzip.Reader
+	if len(head) >= 2 && head[0] == magicGzip[0] && head[1] == magicGzip[1] {
+		gz, err = gzip.NewReader(br)
+		if err != nil {
+			return fail(fmt.Errorf("%w: bad gzip header: %v", ErrNotCapture, err))
+		}
+		br = bufio.NewReaderSize(gz, readBufferSize)
+		if size < readBufferSize {
+			br = bufio.NewReaderSize(gz, 4*size) // small input: small output, mostly
+		}
+		head, err = br.Peek(4)
+		if len(head) == 0 {
+			if err != nil && err != io.EOF {
+				if errors.Is(err, io.ErrUnexpectedEOF) {
+					return fail(fmt.Errorf("%w: gzip stream: %v", ErrTruncated, err))
+				}
+				return fail(fmt.Errorf("gzip: %w", err))
+			}
+			return fail(fmt.Errorf("%w (gzip holds no data)", ErrEmpty))
+		}
+	}
+	if len(head) < 4 {
+		return fail(fmt.Errorf("%w: only %d bytes", ErrNotCapture, len(head)))
+	}
+	fr := &fileRaw{closer: closer, gz: gz}
+	switch {
+	case string(head) == string(magicPcapng):
+		ng, err := pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{WantMixedLinkType: true})
+		if err != nil {
+			return fail(headerError("pcapng", err))
+		}
+		fr.ng = ng
+	case isPcapMagic(head):
+		pr, err := pcapgo.NewReader(br)
+		if err != nil {
+			return fail(headerError("pcap", err))
+		}
+		if !Supported(pr.LinkType()) {
+			return fail(fmt.Errorf("%w: %d (%v)", ErrUnknownLinkType, uint16(pr.LinkType()), pr.LinkType()))
+		}
+		fr.pcap = pr
+		fr.lt = pr.LinkType()
+	default:
+		return fail(fmt.Errorf("%w: magic % x", ErrNotCapture, head))
+	}
+	return fr, nil
+}
+
+// bufferSizeFor returns the read buffer size for r: readBufferSize, less
+// for inputs known to be smaller.
+func bufferSizeFor(r io.Reader) int {
+	n := -1
+	switch v := r.(type) {
+	case interface{ Len() int }:
+		n = v.Len()
+	case *os.File:
+		if fi, err := v.Stat(); err == nil && fi.Mode().IsRegular() {
+			n = int(min(fi.Size(), readBufferSize))
+		}
+	}
+	if n < 0 || n > readBufferSize {
+		return readBufferSize
+	}
+	return max(n+16, 4096)
+}
+
+func headerError(format string, err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || err.Error() == "Not enough data for read" {
+		return fmt.Errorf("%w: %s file header: %v", ErrTruncated, format, err)
+	}
+	return fmt.Errorf("%w: %s file header: %v", ErrNotCapture, format, err)
+}
+
+func isPcapMagic(b []byte) bool {
+	switch string(b) {
+	case "\xa1\xb2\xc3\xd4", "\xd4\xc3\xb2\xa1", // microsecond
+		"\xa1\xb2\x3c\x4d", "\x4d\x3c\xb2\xa1": // nanosecond
+		return true
+	}
+	return false
+}
+
+// fileRaw is the RawSource of a pcap or pcapng stream.
+type fileRaw struct {
+	pcap   *pcapgo.Reader
+	ng     *pcapgo.NgReader
+	lt     layers.LinkType
+	gz     *gzip.Reader
+	closer io.Closer
+}
+
+func (f *fileRaw) ReadRaw() ([]byte, gopacket.CaptureInfo, layers.LinkType, error) {
+	if f.pcap != nil {
+		data, ci, err := f.pcap.ZeroCopyReadPacketData()
+		return data, ci, f.lt, err
+	}
+	data, ci, err := f.ng.ZeroCopyReadPacketData()
+	if err != nil {
+		return nil, ci, 0, err
+	}
+	lt := layers.LinkType(0xffff) // unknown: never a supported type
+	if len(ci.AncillaryData) > 0 {
+		if v, ok := ci.AncillaryData[0].(layers.LinkType); ok {
+			lt = v
+		}
+	}
+	return data, ci, lt, nil
+}
+
+func (f *fileRaw) Close() error {
+	var err error
+	if f.gz != nil {
+		err = f.gz.Close()
+	}
+	if f.closer != nil {
+		if cerr := f.closer.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}

@@ -1,0 +1,198 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/pulsarscope/pulsarscope/capture"
+	"github.com/pulsarscope/pulsarscope/decode"
+	"github.com/pulsarscope/pulsarscope/reassembly"
+)
+
+// pipelineConfig is what every command that reads packets shares.
+type pipelineConfig struct {
+	decode   decode.Options
+	assemble reassembly.Options
+}
+
+func newPipelineConfig(maxFrameSize string, ports []uint, detect bool) (pipelineConfig, error) {
+	var pc pipelineConfig
+	size, err := parseSize(maxFrameSize)
+	if err != nil {
+		return pc, usageErr("--max-frame-size: %v", err)
+	}
+	// The flag is the broker's maxMessageSize; a frame may exceed it by the
+	// padding the broker's own frame decoder allows (docs/cli.md).
+	pc.decode.MaxFrameSize = size + decode.FramePadding
+	pc.assemble.Ports = []uint16{6650}
+	for _, p := range ports {
+		if p == 0 || p > 65535 {
+			return pc, usageErr("--port %d: not a TCP port (1-65535)", p)
+		}
+		pc.assemble.Ports = append(pc.assemble.Ports, uint16(p))
+	}
+	if detect {
+		limit := pc.decode.MaxFrameSize
+		pc.assemble.Detect = func(b []byte) bool {
+			v, _ := decode.CheckFrame(b, limit)
+			return v == decode.Likely
+		}
+	}
+	return pc, nil
+}
+
+// errStop ends a run early without error (-c reached).
+var errStop = errors.New("frame limit reached")
+
+// limitSink forwards to sink and cancels the run after max frames.
+type limitSink struct {
+	decode.Sink
+	max, n   int
+	cancel   context.CancelCauseFunc
+	problems int
+}
+
+func (l *limitSink) Frame(f *decode.Frame) {
+	if l.max > 0 && l.n >= l.max {
+		return
+	}
+	l.n++
+	l.problems += len(f.Problems)
+	l.Sink.Frame(f)
+	if l.max > 0 && l.n >= l.max {
+		l.cancel(errStop)
+	}
+}
+
+func (l *limitSink) Event(e *decode.Event) {
+	if l.max > 0 && l.n >= l.max {
+		return
+	}
+	l.problems += len(e.Problems)
+	l.Sink.Event(e)
+}
+
+// runFiles decodes each file in turn into sink. Each file is its own
+// capture: connection and frame numbers start again. It returns the number
+// of problems seen and the first input error, already worded for the user.
+func runFiles(ctx context.Context, e *env, files []string, pc pipelineConfig, sink decode.Sink, maxFrames int) (problems int, err error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	ls := &limitSink{Sink: sink, max: maxFrames, cancel: cancel}
+	for _, name := range files {
+		if err := runFile(ctx, e, name, pc, ls); err != nil {
+			if errors.Is(context.Cause(ctx), errStop) {
+				break
+			}
+			return ls.problems, err
+		}
+		if errors.Is(context.Cause(ctx), errStop) {
+			break
+		}
+	}
+	return ls.problems, nil
+}
+
+func runFile(ctx context.Context, e *env, name string, pc pipelineConfig, sink decode.Sink) error {
+	var (
+		src *capture.Source
+		err error
+	)
+	if name == "-" {
+		src, err = capture.OpenReader("stdin", e.stdin)
+	} else {
+		src, err = capture.Open(name)
+	}
+	if err != nil {
+		return inputErr(name, err)
+	}
+	defer src.Close()
+	sd := decode.NewStreamDecoder(sink, pc.decode)
+	asm := reassembly.New(sd, pc.assemble)
+	if err := asm.Run(ctx, src); err != nil {
+		if ctx.Err() != nil {
+			if errors.Is(context.Cause(ctx), errStop) {
+				return context.Cause(ctx)
+			}
+			return &exitError{code: ExitInterrupted, err: fmt.Errorf("%s: interrupted; output so far is complete up to the last frame printed", name)}
+		}
+		return inputErr(name, err)
+	}
+	return nil
+}
+
+// inputErr words an input failure for the user: what, where, what to do.
+func inputErr(name string, err error) error {
+	hint := ""
+	switch {
+	case errors.Is(err, capture.ErrTruncated):
+		hint = " (the capture was cut short; every frame before the cut was decoded)"
+	case errors.Is(err, capture.ErrNotCapture):
+		hint = " (pulsarscope reads pcap and pcapng files, optionally gzip-compressed)"
+	case errors.Is(err, capture.ErrEmpty):
+		hint = " (the file is empty)"
+	case errors.Is(err, capture.ErrUnknownLinkType):
+		hint = " (supported: Ethernet, Linux SLL/SLL2, raw IP, BSD loopback)"
+	case errors.Is(err, fs.ErrPermission):
+		hint = " (check the file's permissions, or run with the rights to read it)"
+	case errors.Is(err, fs.ErrNotExist):
+		hint = " (check the path)"
+	}
+	var ce *capture.Error
+	if errors.As(err, &ce) {
+		return &exitError{code: ExitInput, err: fmt.Errorf("%v%s", err, hint)}
+	}
+	return &exitError{code: ExitInput, err: fmt.Errorf("%s: %v%s", name, err, hint)}
+}
+
+// runRead is the 'read' command.
+func runRead(ctx context.Context, e *env, o *readOptions, files []string) error {
+	pc, err := newPipelineConfig(o.maxFrameSize, o.ports, o.detect)
+	if err != nil {
+		return err
+	}
+	pc.decode.KeepRaw = o.hex
+	var (
+		sink  decode.Sink
+		flush func() error
+	)
+	switch o.output {
+	case "text":
+		color, err := useColor(e, o.color, e.stdout)
+		if err != nil {
+			return err
+		}
+		t := newTextSink(e, o, color)
+		sink, flush = t, t.Flush
+	case "json":
+		j := newJSONSink(e, o)
+		sink, flush = j, j.Flush
+	default:
+		return usageErr("-o %q: the formats are text and json", o.output)
+	}
+	if o.count < 0 {
+		return usageErr("-c %d: the count must be 0 (no limit) or more", o.count)
+	}
+	problems, runErr := runFiles(ctx, e, files, pc, sink, o.count)
+	if err := flush(); err != nil && runErr == nil {
+		if errors.Is(err, syscallEPIPE) {
+			return nil
+		}
+		return &exitError{code: ExitInput, err: fmt.Errorf("writing output: %w", err)}
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if o.strict && problems > 0 {
+		fmt.Fprintf(e.stderr, "pulsarscope: %d problem(s) found (--strict)\n", problems)
+		return &exitError{code: ExitProblems, err: errSilent}
+	}
+	return nil
+}
+
+var syscallEPIPE = fs.ErrClosed
+
+var _ = os.Stdout

@@ -1,0 +1,241 @@
+package decode
+
+import (
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// Decoder decodes and validates single frames. It keeps buffers, and
+// unless Options.Retain the Frame it returns, from one call to the next.
+// A Decoder is not safe for concurrent use.
+type Decoder struct {
+	opts  Options
+	unm   proto.UnmarshalOptions
+	check checker
+
+	// Reused when !opts.Retain.
+	frame   Frame
+	cmd     *pulsarapi.BaseCommand
+	md      *pulsarapi.MessageMetadata
+	sum     Checksum
+	dbuf    []byte
+	entries []Entry
+	subs    []string
+
+	zstd *zstd.Decoder
+	zlib io.ReadCloser
+
+	// Wire tables for the fast unknown-field scan, built on first use.
+	cmdSchema, mdSchema, smmSchema, bemSchema *wireSchema
+}
+
+// validate looks for unset required fields and unknown fields in m,
+// decoded from b, cheaply; only when there is something to report does it
+// walk m by reflection (collecting into d.check; the caller flushes).
+// A non-negative idx makes the path root[idx].
+func (d *Decoder) validate(m proto.Message, b []byte, ws **wireSchema, root string, idx int) {
+	if *ws == nil {
+		*ws = newWireSchema(m.ProtoReflect().Descriptor())
+	}
+	if proto.CheckInitialized(m) == nil && !(*ws).hasUnknown(b, 0) {
+		return
+	}
+	if idx >= 0 {
+		root += "[" + strconv.Itoa(idx) + "]"
+	}
+	d.check.walk(m.ProtoReflect(), root)
+}
+
+// NewDecoder returns a Decoder with the given options (zero fields take
+// their defaults).
+func NewDecoder(opts Options) *Decoder {
+	return &Decoder{opts: opts.withDefaults(), unm: proto.UnmarshalOptions{AllowPartial: true}}
+}
+
+// Decode decodes the single frame at the start of raw (from the totalSize
+// field on) with a fresh Decoder. The Frame's slices may alias raw;
+// nothing else is shared. Frame.Size says how many bytes the frame claims.
+func Decode(raw []byte, opts Options) *Frame {
+	return NewDecoder(opts).Decode(raw)
+}
+
+// Decode decodes the single frame at the start of raw (from the totalSize
+// field on). Bytes beyond Frame.Size are ignored; a raw shorter than the
+// frame gives a truncated-frame problem. Without Options.Retain the
+// returned Frame, its Command and Entries are reused by the next call, and
+// its byte slices alias raw and the Decoder's buffers. Decode never panics:
+// a panic inside it becomes a decoder-panic problem.
+func (d *Decoder) Decode(raw []byte) (f *Frame) {
+	if d.opts.Retain {
+		f = new(Frame)
+	} else {
+		f = &d.frame
+		f.reset()
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			f.addProblem(CodeDecoderPanic, "%v: %s", r, firstLines(debug.Stack(), 12))
+		}
+	}()
+	d.decode(f, raw)
+	return f
+}
+
+func firstLines(b []byte, n int) string {
+	lines := strings.SplitN(string(b), "\n", n+1)
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, " | ")
+}
+
+// reset clears f for reuse, keeping slice capacity.
+func (f *Frame) reset() {
+	*f = Frame{
+		Regions:  f.Regions[:0],
+		Problems: f.Problems[:0],
+	}
+}
+
+func (f *Frame) region(name string, start, end int) {
+	f.Regions = append(f.Regions, Region{Name: name, Start: start, End: end})
+}
+
+func (d *Decoder) decode(f *Frame, raw []byte) {
+	if len(raw) < 4 {
+		f.Size = len(raw)
+		f.addProblem(CodeTruncatedFrame, "%d bytes, not even the 4-byte totalSize", len(raw))
+		return
+	}
+	f.TotalSize = be32(raw)
+	size := int64(f.TotalSize) + 4
+	f.Size = int(size)
+	if size > int64(d.opts.MaxFrameSize) {
+		f.addProblem(CodeFrameTooLarge, "frame of %d bytes (4 + totalSize %d) exceeds the maximum of %d", size, f.TotalSize, d.opts.MaxFrameSize)
+		return
+	}
+	if int64(len(raw)) < size {
+		f.addProblem(CodeTruncatedFrame, "frame of %d bytes but only %d present", size, len(raw))
+		return
+	}
+	raw = raw[:size]
+	if d.opts.Retain {
+		raw = append([]byte(nil), raw...)
+	}
+	if d.opts.KeepRaw {
+		f.Raw = raw
+	}
+	f.region(RegionTotalSize, 0, 4)
+	if f.TotalSize < 4+minCommandSize {
+		f.addProblem(CodeBadCommandSize, "totalSize %d leaves no room for commandSize and a command", f.TotalSize)
+		return
+	}
+	f.CommandSize = be32(raw[4:])
+	f.region(RegionCommandSize, 4, 8)
+	if f.CommandSize < minCommandSize || f.CommandSize > f.TotalSize-4 {
+		f.addProblem(CodeBadCommandSize, "commandSize %d impossible with totalSize %d (must be %d..%d)", f.CommandSize, f.TotalSize, minCommandSize, f.TotalSize-4)
+		return
+	}
+	end := 8 + int(f.CommandSize)
+	f.region(RegionCommand, 8, end)
+	d.decodeCommand(f, raw[8:end])
+
+	rest := raw[end:]
+	switch {
+	case IsPayloadCommand(f.Type):
+		if len(rest) == 0 {
+			f.addProblem(CodeMissingPayload, "%s frame ends after its command", f.Type)
+			return
+		}
+		d.decodePayload(f, rest, end)
+	case len(rest) == 0:
+	case !KnownCommandType(f.Type) && len(rest) >= 2 && (be16(rest) == MagicChecksum || be16(rest) == MagicBrokerEntryMetadata):
+		// A command type newer than the schema that carries a payload.
+		d.decodePayload(f, rest, end)
+	default:
+		f.addProblem(CodeTrailingBytes, "%d bytes after a %s command, which carries no payload", len(rest), typeName(f.Type))
+		f.region(RegionPayload, end, len(raw))
+	}
+}
+
+func typeName(t pulsarapi.BaseCommand_Type) string {
+	if KnownCommandType(t) {
+		return t.String()
+	}
+	return fmt.Sprintf("type %d", int32(t))
+}
+
+// decodeCommand parses and validates the BaseCommand.
+func (d *Decoder) decodeCommand(f *Frame, b []byte) {
+	t, hasType, subs := rawCommand(b)
+	f.Type = pulsarapi.BaseCommand_Type(t)
+	known := hasType && KnownCommandType(f.Type)
+	if hasType && !known {
+		f.addProblem(CodeUnknownCommandType, "command type %d is not in the schema", t)
+	}
+
+	var cmd *pulsarapi.BaseCommand
+	if d.opts.Retain || d.cmd == nil {
+		cmd = new(pulsarapi.BaseCommand)
+		if !d.opts.Retain {
+			d.cmd = cmd
+		}
+	} else {
+		cmd = d.cmd
+	}
+	if err := d.unm.Unmarshal(b, cmd); err != nil {
+		f.addProblem(CodeProtobufInvalid, "command: %v", err)
+		return
+	}
+	f.Command = cmd
+
+	d.check.reset()
+	d.check.skipRootType = hasType && !known
+	d.validate(cmd, b, &d.cmdSchema, "", -1)
+	d.check.skipRootType = false
+	d.check.flush(f)
+	if known && !onlySub(subs, t) {
+		d.checkSubCommand(f, cmd)
+	}
+}
+
+// checkSubCommand reports a type that does not match the one sub-command
+// set. The sub-command field of each type has the type's number.
+func (d *Decoder) checkSubCommand(f *Frame, cmd *pulsarapi.BaseCommand) {
+	d.subs = d.subs[:0]
+	want := false
+	cmd.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, _ protoreflect.Value) bool {
+		if fd.Message() != nil {
+			d.subs = append(d.subs, string(fd.Name()))
+			if int32(fd.Number()) == int32(f.Type) {
+				want = true
+			}
+		}
+		return true
+	})
+	switch {
+	case !want:
+		name := "(none)"
+		if fd := cmd.ProtoReflect().Descriptor().Fields().ByNumber(protoreflect.FieldNumber(f.Type)); fd != nil {
+			name = string(fd.Name())
+		}
+		f.addProblem(CodeTypeMismatch, "type %s but its sub-command %s is not set (set: %s)", f.Type, name, listOrNone(d.subs))
+	case len(d.subs) > 1:
+		f.addProblem(CodeTypeMismatch, "type %s but several sub-commands are set: %s", f.Type, strings.Join(d.subs, ", "))
+	}
+}
+
+func listOrNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}

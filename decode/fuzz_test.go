@@ -1,0 +1,146 @@
+package decode
+
+import (
+	"testing"
+
+	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
+	"google.golang.org/protobuf/proto"
+	"time"
+
+	"github.com/pulsarscope/pulsarscope/reassembly"
+)
+
+// fuzzSeeds returns real frames and built payload frames.
+func fuzzSeeds(tb testing.TB) [][]byte {
+	var seeds [][]byte
+	for _, v := range loadVectors(tb) {
+		seeds = append(seeds, v.data)
+	}
+	for _, codec := range allCodecs {
+		seeds = append(seeds, batchFrame(tb, codec, 3, 0))
+	}
+	return seeds
+}
+
+func checkFrameInvariants(t *testing.T, f *Frame, in []byte) {
+	if HasProblem(f.Problems, CodeDecoderPanic) {
+		t.Fatalf("decoder panic: %v", f.Problems)
+	}
+	for _, r := range f.Regions {
+		if r.Start < 0 || r.Start > r.End || r.End > f.Size || r.End > len(in) {
+			t.Fatalf("region %+v outside frame of %d (input %d)", r, f.Size, len(in))
+		}
+	}
+	if len(f.Uncompressed) > DefaultMaxDecompressed {
+		t.Fatalf("decompressed %d bytes", len(f.Uncompressed))
+	}
+}
+
+// FuzzDecode feeds arbitrary bytes to the single-frame decoder.
+func FuzzDecode(f *testing.F) {
+	for _, s := range fuzzSeeds(f) {
+		f.Add(s)
+	}
+	reuse := NewDecoder(Options{KeepRaw: true})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkFrameInvariants(t, reuse.Decode(data), data)
+		checkFrameInvariants(t, Decode(data, Options{Retain: true, MaxFrameSize: 1 << 16, MaxDecompressed: 1 << 16}), data)
+		_, _ = CheckFrame(data, 0)
+		checkWireScan(t, data)
+	})
+}
+
+// checkWireScan: whenever the reflective walk finds unknown fields in data
+// taken as a BaseCommand or MessageMetadata, the fast wire scan must too.
+func checkWireScan(t *testing.T, data []byte) {
+	for _, m := range []proto.Message{new(pulsarapi.BaseCommand), new(pulsarapi.MessageMetadata)} {
+		if (proto.UnmarshalOptions{AllowPartial: true}).Unmarshal(data, m) != nil {
+			continue
+		}
+		var c checker
+		c.walk(m.ProtoReflect(), "")
+		if len(c.unknown) > 0 && !newWireSchema(m.ProtoReflect().Descriptor()).hasUnknown(data, 0) {
+			t.Fatalf("wire scan missed %v", c.unknown)
+		}
+	}
+}
+
+// balanceSink checks, as it goes, that frames and events account for the
+// stream bytes.
+type balanceSink struct {
+	t      *testing.T
+	frames int64
+	bytes  [2]int64 // frame + skipped + truncated bytes per direction
+	closed []ConnStats
+}
+
+func (s *balanceSink) Frame(f *Frame) {
+	if HasProblem(f.Problems, CodeDecoderPanic) {
+		s.t.Fatalf("decoder panic: %v", f.Problems)
+	}
+	s.frames++
+	s.bytes[f.Dir] += int64(f.Size)
+}
+
+func (s *balanceSink) Event(e *Event) {
+	if HasProblem(e.Problems, CodeDecoderPanic) {
+		s.t.Fatalf("decoder panic: %v", e.Problems)
+	}
+	switch e.Kind {
+	case EventSkipped, EventTruncated:
+		if e.Bytes <= 0 {
+			s.t.Fatalf("%s event of %d bytes", e.Kind, e.Bytes)
+		}
+		s.bytes[e.Dir] += e.Bytes
+	case EventClose:
+		s.closed = append(s.closed, *e.Stats)
+	}
+}
+
+// FuzzStream feeds arbitrary bytes to the stream decoder in arbitrary
+// pieces, with gaps, on both directions; the accounting must balance.
+func FuzzStream(f *testing.F) {
+	for i, s := range fuzzSeeds(f) {
+		f.Add(s, []byte{byte(i), 7, 200, 3, 0, 90})
+	}
+	vs := vectorStreams(f)
+	f.Add(append(append([]byte(nil), vs[0]...), vs[1]...), []byte{1, 2, 3, 250, 100})
+	f.Fuzz(func(t *testing.T, data, cuts []byte) {
+		sink := &balanceSink{t: t}
+		sd := NewStreamDecoder(sink, Options{MaxFrameSize: 1 << 16, MaxDecompressed: 1 << 16})
+		c := testConn(len(cuts) > 0 && cuts[0]&1 == 0)
+		sd.Open(c)
+		ts := time.Unix(0, 0)
+		gaps := 0
+		for i := 0; len(data) > 0; i++ {
+			k := 1
+			if len(cuts) > 0 {
+				k = int(cuts[i%len(cuts)])
+			}
+			dir := reassembly.Dir(i & 1)
+			if k >= 250 && gaps < 8 { // a gap
+				gaps++
+				sd.Gap(c, dir, int64(k-249), ts)
+				continue
+			}
+			k = min(max(k, 1)*(1+i%3), len(data))
+			sd.Data(c, dir, data[:k], ts)
+			data = data[k:]
+		}
+		sd.Close(c, reassembly.CloseFIN, ts)
+		if len(sink.closed) != 1 {
+			t.Fatalf("%d close events", len(sink.closed))
+		}
+		for d, st := range sink.closed[0] {
+			if !st.Balanced() || st.Skipped < 0 || st.Truncated < 0 {
+				t.Fatalf("dir %d unbalanced: %s", d, st)
+			}
+			if sink.bytes[d] != st.InFrames+st.Skipped+st.Truncated {
+				t.Fatalf("dir %d: events and frames hold %d bytes, stats %s", d, sink.bytes[d], st)
+			}
+		}
+		if tot := sd.Totals(); tot.Frames != sink.frames {
+			t.Fatalf("totals %s, sink saw %d frames", tot, sink.frames)
+		}
+	})
+}

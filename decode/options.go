@@ -1,0 +1,45 @@
+package decode
+
+// Size limits used when Options leaves them zero.
+const (
+	// DefaultMaxMessageSize is the broker's default maxMessageSize (5 MiB).
+	DefaultMaxMessageSize = 5 * 1024 * 1024
+	// FramePadding is the slack the broker adds to maxMessageSize for the
+	// command and metadata (Commands.MESSAGE_SIZE_FRAME_PADDING, 10 KiB).
+	FramePadding = 10 * 1024
+	// DefaultMaxFrameSize is the largest frame accepted by default, counted
+	// on the wire (4 + totalSize), exactly like the broker's
+	// LengthFieldBasedFrameDecoder(maxMessageSize + MESSAGE_SIZE_FRAME_PADDING).
+	DefaultMaxFrameSize = DefaultMaxMessageSize + FramePadding
+	// DefaultMaxDecompressed bounds the output of decompressing one payload.
+	DefaultMaxDecompressed = 5 * 1024 * 1024
+)
+
+// Options configure the frame and stream decoders. The zero value is valid.
+type Options struct {
+	// MaxFrameSize is the largest frame accepted, counted as it is on the
+	// wire: 4 + totalSize. Larger claims are reported as frame-too-large and
+	// the stream is resynchronised. 0 means DefaultMaxFrameSize.
+	MaxFrameSize int
+	// MaxDecompressed bounds the bytes one payload may decompress to
+	// (decompression-limit beyond it). 0 means DefaultMaxDecompressed.
+	MaxDecompressed int
+	// KeepRaw sets Frame.Raw to the frame's bytes (for hex dumps). Without
+	// Retain, Raw is only valid during the Sink call, like the rest of the frame.
+	KeepRaw bool
+	// Retain makes every Frame and Event handed to the Sink a fresh value
+	// that the Sink may keep: no slice of it aliases decoder buffers or the
+	// bytes passed to Data. Without Retain the decoder reuses Frame, Event,
+	// Command, Entries and buffers after the Sink call returns.
+	Retain bool
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxFrameSize <= 0 {
+		o.MaxFrameSize = DefaultMaxFrameSize
+	}
+	if o.MaxDecompressed <= 0 {
+		o.MaxDecompressed = DefaultMaxDecompressed
+	}
+	return o
+}

@@ -1,0 +1,185 @@
+package decode
+
+import (
+	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// decodePayload decodes the part of a payload frame after the command:
+// [0x0e02 size BrokerEntryMetadata] [0x0e01 CRC32-C] metadataSize
+// MessageMetadata payload. rest starts at frame offset base.
+func (d *Decoder) decodePayload(f *Frame, rest []byte, base int) {
+	p := 0
+	if len(rest) >= 2 && be16(rest) == MagicBrokerEntryMetadata {
+		if len(rest) < 6 {
+			f.addProblem(CodeBadMetadataSize, "broker entry metadata magic without its 4-byte size (%d bytes left)", len(rest))
+			return
+		}
+		n := be32(rest[2:])
+		if int64(n) > int64(len(rest)-6) {
+			f.addProblem(CodeBadMetadataSize, "broker entry metadata size %d exceeds the %d bytes left", n, len(rest)-6)
+			return
+		}
+		p = 6 + int(n)
+		f.region(RegionBrokerEntryMetadata, base, base+p)
+		bem := new(pulsarapi.BrokerEntryMetadata)
+		if err := d.unm.Unmarshal(rest[6:p], bem); err != nil {
+			f.addProblem(CodeProtobufInvalid, "broker entry metadata: %v", err)
+		} else {
+			f.BrokerEntryMetadata = bem
+			d.validate(bem, rest[6:p], &d.bemSchema, "broker_entry_metadata", -1)
+			d.check.flush(f)
+		}
+		if len(rest)-p < 2 || be16(rest[p:]) != MagicChecksum {
+			f.addProblem(CodeBadMagic, "broker entry metadata (0x0e02) not followed by the checksum magic 0x0e01 (got %s)", hexPrefix(rest[p:], 2))
+			return
+		}
+	}
+
+	var md *pulsarapi.MessageMetadata
+	switch {
+	case len(rest)-p >= 2 && be16(rest[p:]) == MagicChecksum:
+		if len(rest)-p < 6 {
+			f.addProblem(CodeBadMetadataSize, "checksum magic without a 4-byte checksum (%d bytes left)", len(rest)-p)
+			return
+		}
+		sum := &d.sum
+		if d.opts.Retain {
+			sum = new(Checksum)
+		}
+		sum.Stored = be32(rest[p+2:])
+		sum.Computed = CRC32C(rest[p+6:])
+		f.Checksum = sum
+		f.region(RegionMagic, base+p, base+p+2)
+		f.region(RegionChecksum, base+p+2, base+p+6)
+		if !sum.OK() {
+			f.addProblem(CodeChecksumMismatch, "stored CRC32-C 0x%08x, computed 0x%08x over %d bytes", sum.Stored, sum.Computed, len(rest)-p-6)
+		}
+		p += 6
+	default:
+		// Old protocol: metadataSize follows the command directly. Accept
+		// it only when the metadata fits and parses; otherwise the bytes
+		// are neither magic nor metadata.
+		md = d.oldStyleMetadata(rest)
+		if md == nil {
+			f.addProblem(CodeBadMagic, "bytes after the command are %s: neither magic 0x0e01, 0x0e02 nor a plausible metadataSize and metadata", hexPrefix(rest, 4))
+			return
+		}
+	}
+
+	if len(rest)-p < 4 {
+		f.addProblem(CodeBadMetadataSize, "no room for the 4-byte metadataSize (%d bytes left)", len(rest)-p)
+		return
+	}
+	n := be32(rest[p:])
+	if int64(n) > int64(len(rest)-p-4) {
+		f.addProblem(CodeBadMetadataSize, "metadataSize %d exceeds the %d bytes left", n, len(rest)-p-4)
+		return
+	}
+	mstart := p + 4
+	mend := mstart + int(n)
+	f.region(RegionMetadataSize, base+p, base+mstart)
+	f.region(RegionMetadata, base+mstart, base+mend)
+	f.region(RegionPayload, base+mend, base+len(rest))
+	f.Payload = rest[mend:]
+	if md == nil {
+		md = d.newMetadata()
+		if err := d.unm.Unmarshal(rest[mstart:mend], md); err != nil {
+			f.addProblem(CodeProtobufInvalid, "message metadata: %v", err)
+			return
+		}
+	}
+	f.Metadata = md
+	d.validate(md, rest[mstart:mend], &d.mdSchema, "metadata", -1)
+	d.check.flush(f)
+	d.decodeMessage(f, md)
+}
+
+func (d *Decoder) oldStyleMetadata(rest []byte) *pulsarapi.MessageMetadata {
+	if len(rest) < 4 {
+		return nil
+	}
+	n := be32(rest)
+	if int64(n) > int64(len(rest)-4) {
+		return nil
+	}
+	md := d.newMetadata()
+	if err := d.unm.Unmarshal(rest[4:4+n], md); err != nil {
+		return nil
+	}
+	return md
+}
+
+func hexPrefix(b []byte, n int) string {
+	if len(b) < n {
+		n = len(b)
+	}
+	if n == 0 {
+		return "(nothing)"
+	}
+	const digits = "0123456789abcdef"
+	out := make([]byte, 0, 2+2*n)
+	out = append(out, "0x"...)
+	for _, c := range b[:n] {
+		out = append(out, digits[c>>4], digits[c&15])
+	}
+	return string(out)
+}
+
+// IsChunk reports whether md describes one chunk of a chunked message.
+func IsChunk(md *pulsarapi.MessageMetadata) bool {
+	return md != nil && md.GetNumChunksFromMsg() > 1
+}
+
+// hasUnknownField reports whether the unknown-fields blob b holds field num
+// (a proto2 enum value outside the schema lands there).
+func hasUnknownField(b []byte, num protowire.Number) bool {
+	for len(b) > 0 {
+		n, _, m := protowire.ConsumeField(b)
+		if m < 0 {
+			return false
+		}
+		if n == num {
+			return true
+		}
+		b = b[m:]
+	}
+	return false
+}
+
+// decodeMessage decompresses the payload and splits batches.
+func (d *Decoder) decodeMessage(f *Frame, md *pulsarapi.MessageMetadata) {
+	const compressionField = 8
+	if hasUnknownField(md.ProtoReflect().GetUnknown(), compressionField) {
+		f.addProblem(CodeUnknownCompression, "compression codec not in the schema; payload left undecoded")
+		return
+	}
+	if IsChunk(md) {
+		// A chunk is a slice of the (maybe compressed) whole message:
+		// neither decompressible nor splittable on its own.
+		if md.GetCompression() == pulsarapi.CompressionType_NONE {
+			f.Uncompressed = f.Payload
+		}
+		return
+	}
+	out, ok := d.decompress(f, md)
+	if !ok {
+		return
+	}
+	f.Uncompressed = out
+	if md.NumMessagesInBatch != nil {
+		d.splitBatch(f, out, md.GetNumMessagesInBatch())
+	}
+}
+
+// newMetadata returns the MessageMetadata to decode into: the reused one
+// unless frames are retained.
+func (d *Decoder) newMetadata() *pulsarapi.MessageMetadata {
+	if d.opts.Retain {
+		return new(pulsarapi.MessageMetadata)
+	}
+	if d.md == nil {
+		d.md = new(pulsarapi.MessageMetadata)
+	}
+	return d.md
+}

@@ -1,0 +1,272 @@
+package decode
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/pulsarscope/pulsarscope/reassembly"
+)
+
+// StreamDecoder splits the reassembled byte streams of connections into
+// frames, decodes them and hands frames and events to a Sink, in order.
+// It implements reassembly.Handler and, like it, is called from one
+// goroutine.
+//
+// Per stream (connection and direction) it buffers at most one partial
+// frame, growing the buffer only as bytes arrive. Frames are numbered
+// 1-based across all streams in completion order. Stream offsets count
+// every byte of the direction, lost (gap) bytes included, so they match
+// TCP sequence offsets.
+//
+// A stream whose connection handshake was not captured, and every stream
+// after a gap, starts by resynchronising: bytes are skipped until
+// CheckFrame finds a whole, well-formed frame. Sizes that cannot be
+// trusted (frame-too-large, bad-command-size) also trigger a resync from
+// the next byte.
+type StreamDecoder struct {
+	sink   Sink
+	opts   Options
+	dec    *Decoder
+	conns  map[*reassembly.Conn]*connState
+	n      int
+	ev     Event
+	closed StreamStats
+}
+
+type connState struct {
+	streams [2]stream
+}
+
+// stream is the framing state of one direction of a connection.
+type stream struct {
+	conn *reassembly.Conn
+	dir  reassembly.Dir
+	tls  bool
+
+	// offset is the stream offset of buf[0] (of the next byte when buf is empty).
+	offset int64
+	// buf holds a partial frame (synced) or the bytes still being scanned (resync).
+	buf []byte
+
+	resync    bool
+	scan      int         // first position of buf not examined yet
+	cands     []candidate // positions of buf that may start a frame
+	skipAhead int64       // bytes still to skip before scanning (rest of a frame cut by a gap)
+	run       int64       // bytes skipped in the current run, not yet reported
+	runStart  int64
+	cause     *Problem // problem that started the run
+	why       string   // what the skipped bytes were
+
+	stats StreamStats
+}
+
+// NewStreamDecoder returns a StreamDecoder that sends frames and events to sink.
+func NewStreamDecoder(sink Sink, opts Options) *StreamDecoder {
+	opts = opts.withDefaults()
+	return &StreamDecoder{
+		sink:  sink,
+		opts:  opts,
+		dec:   NewDecoder(opts),
+		conns: make(map[*reassembly.Conn]*connState),
+	}
+}
+
+var _ reassembly.Handler = (*StreamDecoder)(nil)
+
+// Stats returns the accounting of one direction of an open connection
+// (zero when the connection is unknown or already closed: its close event
+// carries the final figures).
+func (sd *StreamDecoder) Stats(c *reassembly.Conn, d reassembly.Dir) StreamStats {
+	if cs, ok := sd.conns[c]; ok && d <= reassembly.ServerToClient {
+		return cs.streams[d].stats
+	}
+	return StreamStats{}
+}
+
+// Totals returns the accounting summed over every stream seen so far,
+// closed or open.
+func (sd *StreamDecoder) Totals() StreamStats {
+	t := sd.closed
+	for _, cs := range sd.conns {
+		t = t.Add(cs.streams[0].stats).Add(cs.streams[1].stats)
+	}
+	return t
+}
+
+// Frames returns the number of frames emitted so far.
+func (sd *StreamDecoder) Frames() int { return sd.n }
+
+func (sd *StreamDecoder) event(kind EventKind, st *stream, ts time.Time) *Event {
+	var e *Event
+	if sd.opts.Retain {
+		e = new(Event)
+	} else {
+		e = &sd.ev
+		*e = Event{Problems: sd.ev.Problems[:0]}
+	}
+	e.Kind, e.Time = kind, ts
+	if st != nil {
+		e.Conn, e.Dir, e.Offset = st.conn, st.dir, st.offset
+	}
+	return e
+}
+
+// Open starts tracking a connection and emits an open event (and a tls
+// event for a TLS connection, whose bytes are then counted as Ignored).
+func (sd *StreamDecoder) Open(c *reassembly.Conn) {
+	sd.open(c, c.FirstSeen)
+}
+
+func (sd *StreamDecoder) open(c *reassembly.Conn, ts time.Time) *connState {
+	cs := &connState{}
+	for d := range cs.streams {
+		st := &cs.streams[d]
+		st.conn, st.dir, st.tls = c, reassembly.Dir(d), c.TLS
+		if !c.HandshakeSeen {
+			st.enterResync(nil, 0, "stream joined mid-way (no handshake captured)")
+		}
+	}
+	sd.conns[c] = cs
+	e := sd.event(EventOpen, &cs.streams[0], ts)
+	e.Offset = 0
+	sd.sink.Event(e)
+	if c.TLS {
+		e = sd.event(EventTLS, &cs.streams[0], ts)
+		e.Offset = 0
+		e.Detail = fmt.Sprintf("TLS connection to %s: not decoded", c.Server)
+		sd.sink.Event(e)
+	}
+	return cs
+}
+
+func (sd *StreamDecoder) stream(c *reassembly.Conn, d reassembly.Dir, ts time.Time) *stream {
+	cs, ok := sd.conns[c]
+	if !ok {
+		cs = sd.open(c, ts)
+	}
+	if d > reassembly.ServerToClient {
+		d = reassembly.ServerToClient
+	}
+	return &cs.streams[d]
+}
+
+// Data consumes the next in-order bytes of one direction.
+func (sd *StreamDecoder) Data(c *reassembly.Conn, d reassembly.Dir, data []byte, ts time.Time) {
+	st := sd.stream(c, d, ts)
+	st.stats.Seen += int64(len(data))
+	if st.tls {
+		st.stats.Ignored += int64(len(data))
+		st.offset += int64(len(data))
+		return
+	}
+	defer sd.rescue(st, ts)
+	sd.feed(st, data, ts)
+}
+
+// rescue is the last resort against a framing bug: the stream's pending
+// bytes are skipped, a decoder-panic problem reported, and the stream
+// resynchronised. The fuzzers guard against ever getting here.
+func (sd *StreamDecoder) rescue(st *stream, ts time.Time) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	p := Problem{Code: CodeDecoderPanic, Detail: fmt.Sprint(r)}
+	if !st.resync {
+		st.runStart = st.offset
+	}
+	st.resync, st.scan, st.skipAhead = true, 0, 0
+	st.cands = st.cands[:0]
+	st.cause = &p
+	st.drop(len(st.buf))
+	sd.endRun(st, ts)
+}
+
+// Gap records n missing bytes of one direction: what was buffered is
+// skipped, a gap event emitted, and the stream resynchronised after it.
+func (sd *StreamDecoder) Gap(c *reassembly.Conn, d reassembly.Dir, n int64, ts time.Time) {
+	st := sd.stream(c, d, ts)
+	if n < 0 {
+		n = 0
+	}
+	st.stats.Lost += n
+	st.stats.Gaps++
+	if st.tls {
+		st.offset += n
+		return
+	}
+	var skipAhead int64
+	switch {
+	case st.resync:
+		if st.skipAhead > n {
+			skipAhead = st.skipAhead - n
+		}
+		st.drop(len(st.buf))
+		sd.endRun(st, ts)
+	case len(st.buf) > 0:
+		if len(st.buf) >= 4 {
+			if rest := int64(be32(st.buf)) + 4 - int64(len(st.buf)); rest > n {
+				skipAhead = rest - n
+			}
+		}
+		st.enterResync(nil, 0, "partial frame cut by a gap")
+		st.drop(len(st.buf))
+		sd.endRun(st, ts)
+	}
+	e := sd.event(EventGap, st, ts)
+	e.Bytes = n
+	e.Detail = fmt.Sprintf("%d bytes missing from the capture at offset %d", n, st.offset)
+	e.Problems = append(e.Problems, Problem{Code: CodeBytesLost, Detail: e.Detail})
+	sd.sink.Event(e)
+	st.offset += n
+	why := "resynchronising after a gap"
+	if skipAhead > 0 {
+		why = "rest of a frame cut by a gap"
+	}
+	st.enterResync(nil, 0, why)
+	st.skipAhead = skipAhead
+}
+
+// Close flushes both directions of a connection (truncated or skipped
+// bytes get their events) and emits a close event carrying the accounting.
+func (sd *StreamDecoder) Close(c *reassembly.Conn, reason reassembly.CloseReason, ts time.Time) {
+	cs, ok := sd.conns[c]
+	if !ok {
+		cs = sd.open(c, ts)
+	}
+	for d := range cs.streams {
+		sd.flush(&cs.streams[d], ts)
+	}
+	stats := ConnStats{cs.streams[0].stats, cs.streams[1].stats}
+	e := sd.event(EventClose, &cs.streams[0], ts)
+	e.Offset = 0
+	e.Detail = reason.String()
+	e.Stats = &stats
+	sd.sink.Event(e)
+	sd.closed = sd.closed.Add(stats[0]).Add(stats[1])
+	delete(sd.conns, c)
+}
+
+// flush accounts for the bytes a stream still holds at its end.
+func (sd *StreamDecoder) flush(st *stream, ts time.Time) {
+	switch {
+	case st.resync:
+		st.drop(len(st.buf))
+		sd.endRun(st, ts)
+	case len(st.buf) > 0:
+		n := len(st.buf)
+		e := sd.event(EventTruncated, st, ts)
+		e.Bytes = int64(n)
+		detail := fmt.Sprintf("stream ended %d bytes into a frame", n)
+		if n >= 4 {
+			detail = fmt.Sprintf("stream ended %d bytes into a frame of %d bytes", n, int64(be32(st.buf))+4)
+		}
+		e.Detail = detail
+		e.Problems = append(e.Problems, Problem{Code: CodeTruncatedFrame, Detail: detail})
+		st.stats.Truncated += int64(n)
+		st.offset += int64(n)
+		st.buf = nil
+		sd.sink.Event(e)
+	}
+	st.buf = nil
+}

@@ -1,0 +1,362 @@
+package reassembly
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	gpr "github.com/gopacket/gopacket/reassembly"
+)
+
+// maxDetectTries is how many payload segments of a connection whose
+// handshake was not captured are offered to Options.Detect.
+const maxDetectTries = 4
+
+type streamState uint8
+
+const (
+	stateDetecting streamState = iota // waiting for a payload to run Detect on
+	stateActive                       // accepted: Open was called
+	stateIgnored                      // rejected by Detect
+	stateClosed                       // Close was called
+)
+
+// stream is one entry of the connection table; it implements gopacket's
+// reassembly.Stream for both directions of the connection.
+type stream struct {
+	a     *Assembler
+	conn  Conn
+	state streamState
+	// firstIsClient is true when gopacket's TCPDirClientToServer (the
+	// direction of the first packet seen) is our ClientToServer.
+	firstIsClient bool
+	tls           bool
+	fin           [2]bool // by Dir
+	seen          [2]bool // by Dir
+	rst           bool
+	// off is the stream offset (bytes delivered plus gaps) by Dir; holes
+	// are ranges of stream offsets not captured (snaplen), in order.
+	off   [2]int64
+	holes [2][]hole
+
+	// Detection state.
+	first       [2]netip.AddrPort // src, dst of the first packet
+	synDir      int8              // gopacket dir of the SYN sender, -1 if none seen
+	detectTries int
+
+	prev, next *stream
+	lastSeen   time.Time
+}
+
+// hole is a range [start, end) of stream offsets whose bytes were not
+// captured.
+type hole struct{ start, end int64 }
+
+type factory Assembler
+
+// New implements gopacket's reassembly.StreamFactory. Segments without
+// payload that do not open a connection (a stray ACK, FIN or RST) create
+// no connection.
+func (f *factory) New(netFlow, tcpFlow gopacket.Flow, tcp *layers.TCP, _ gpr.AssemblerContext) gpr.Stream {
+	a := (*Assembler)(f)
+	if len(tcp.Payload) == 0 && !tcp.SYN {
+		a.stats.IgnoredSegments++
+		return nil
+	}
+	srcRole, dstRole := a.roles[tcp.SrcPort], a.roles[tcp.DstPort]
+	serverIsDst := true
+	switch {
+	case dstRole != roleNone && srcRole == roleNone:
+	case srcRole != roleNone && dstRole == roleNone:
+		serverIsDst = false
+	case srcRole != roleNone && dstRole != roleNone:
+		serverIsDst = !(tcp.SYN && tcp.ACK)
+	default:
+		if a.opts.Detect == nil {
+			a.stats.IgnoredSegments++
+			if tcp.SYN && !tcp.ACK {
+				a.stats.IgnoredConns++
+			}
+			return nil
+		}
+	}
+	s := &stream{a: a, synDir: -1}
+	s.first[0] = addrPort(netFlow.Src(), tcp.SrcPort)
+	s.first[1] = addrPort(netFlow.Dst(), tcp.DstPort)
+	s.conn.FirstSeen = a.ts
+	s.conn.HandshakeSeen = tcp.SYN
+	a.stats.ActiveConns++
+	a.lruPush(s)
+	if srcRole == roleNone && dstRole == roleNone {
+		return s // detecting
+	}
+	role := dstRole
+	if !serverIsDst {
+		role = srcRole
+	}
+	s.activate(serverIsDst, role == roleTLS)
+	return s
+}
+
+func addrPort(e gopacket.Endpoint, port layers.TCPPort) netip.AddrPort {
+	ip, _ := netip.AddrFromSlice(e.Raw())
+	return netip.AddrPortFrom(ip.Unmap(), uint16(port))
+}
+
+// activate accepts the connection: firstIsClient says whether the first
+// packet's sender is the client.
+func (s *stream) activate(firstIsClient, tls bool) {
+	a := s.a
+	s.firstIsClient = firstIsClient
+	s.tls = tls
+	s.conn.TLS = tls
+	if firstIsClient {
+		s.conn.Client, s.conn.Server = s.first[0], s.first[1]
+	} else {
+		s.conn.Client, s.conn.Server = s.first[1], s.first[0]
+	}
+	a.nextID++
+	s.conn.ID = a.nextID
+	s.state = stateActive
+	a.stats.Conns++
+	if tls {
+		a.stats.TLSConns++
+	}
+	a.h.Open(&s.conn)
+}
+
+// dir maps gopacket's direction to ours.
+func (s *stream) dir(d gpr.TCPFlowDirection) Dir {
+	if (d == gpr.TCPDirClientToServer) == s.firstIsClient {
+		return ClientToServer
+	}
+	return ServerToClient
+}
+
+func gdir(d gpr.TCPFlowDirection) int8 {
+	if d == gpr.TCPDirClientToServer {
+		return 0
+	}
+	return 1
+}
+
+// Accept implements gopacket's reassembly.Stream: it is called for every
+// segment of the connection.
+func (s *stream) Accept(tcp *layers.TCP, _ gopacket.CaptureInfo, dir gpr.TCPFlowDirection, nextSeq gpr.Sequence, start *bool, _ gpr.AssemblerContext) bool {
+	a := s.a
+	a.lruTouch(s)
+	switch s.state {
+	case stateDetecting:
+		if !s.detect(tcp, dir) {
+			a.stats.IgnoredSegments++
+			return false
+		}
+	case stateActive:
+	default:
+		a.stats.IgnoredSegments++
+		return false
+	}
+	a.stats.ConnSegments++
+	d := s.dir(dir)
+	s.seen[d] = true
+	if tcp.FIN {
+		s.fin[d] = true
+	}
+	if a.missing > 0 {
+		s.addHole(d, tcp, nextSeq)
+	}
+	if nextSeq < 0 { // gopacket's invalidSequence: no start yet
+		if !tcp.SYN {
+			// Handshake not captured: start where the capture starts.
+			*start = true
+		}
+		return true
+	}
+	if n := len(tcp.Payload); n > 0 {
+		seq := gpr.Sequence(tcp.Seq)
+		switch diff := nextSeq.Difference(seq); {
+		case diff > 0:
+			a.stats.OutOfOrder++
+		case diff < 0 && nextSeq.Difference(seq.Add(n)) <= 0:
+			a.stats.Retransmissions++
+		case diff < 0:
+			a.stats.Overlaps++
+		}
+	}
+	return true
+}
+
+// addHole records where the uncaptured tail of the current segment lies
+// in the stream of direction d. nextSeq is gopacket's next expected
+// sequence number, which corresponds to stream offset s.off[d].
+func (s *stream) addHole(d Dir, tcp *layers.TCP, nextSeq gpr.Sequence) {
+	captured := len(tcp.Payload) - s.a.missing
+	var rel int64 // segment start relative to s.off[d]
+	if nextSeq >= 0 {
+		rel = int64(nextSeq.Difference(gpr.Sequence(tcp.Seq)))
+	}
+	h := hole{start: s.off[d] + rel + int64(captured)}
+	h.end = h.start + int64(s.a.missing)
+	if h.start < s.off[d] {
+		h.start = s.off[d]
+	}
+	if h.end <= h.start {
+		return
+	}
+	hs := s.holes[d]
+	i := len(hs)
+	for i > 0 && hs[i-1].start > h.start {
+		i--
+	}
+	hs = append(hs, hole{})
+	copy(hs[i+1:], hs[i:])
+	hs[i] = h
+	s.holes[d] = hs
+}
+
+// deliver hands n bytes of direction d, at stream offset s.off[d], to the
+// Handler: as Data, except for the parts in holes, reported as Gaps.
+func (s *stream) deliver(d Dir, data []byte, ts time.Time) {
+	a := s.a
+	for len(data) > 0 {
+		hs := s.holes[d]
+		for len(hs) > 0 && hs[0].end <= s.off[d] {
+			hs = hs[1:]
+		}
+		s.holes[d] = hs
+		n := int64(len(data))
+		if len(hs) == 0 || hs[0].start >= s.off[d]+n {
+			a.stats.BytesDelivered += n
+			a.h.Data(&s.conn, d, data, ts)
+			s.off[d] += n
+			return
+		}
+		if h := hs[0]; h.start > s.off[d] {
+			k := h.start - s.off[d]
+			a.stats.BytesDelivered += k
+			a.h.Data(&s.conn, d, data[:k], ts)
+			data = data[k:]
+			s.off[d] += k
+		} else {
+			k := min(h.end-s.off[d], int64(len(data)))
+			a.stats.Gaps++
+			a.stats.LostBytes += k
+			a.stats.SnaplenBytes += k
+			a.h.Gap(&s.conn, d, k, ts)
+			data = data[k:]
+			s.off[d] += k
+		}
+	}
+}
+
+// detect runs Options.Detect on a connection being detected; it reports
+// whether the connection is (now) accepted.
+func (s *stream) detect(tcp *layers.TCP, dir gpr.TCPFlowDirection) bool {
+	a := s.a
+	if tcp.SYN {
+		if s.synDir < 0 {
+			s.conn.HandshakeSeen = true
+			if tcp.ACK {
+				s.synDir = 1 - gdir(dir) // the SYN-ACK sender is the server
+			} else {
+				s.synDir = gdir(dir)
+			}
+		}
+	}
+	if len(tcp.Payload) == 0 {
+		return false
+	}
+	s.detectTries++
+	if !a.opts.Detect(tcp.Payload) {
+		if s.synDir >= 0 || s.detectTries >= maxDetectTries {
+			s.state = stateIgnored
+			a.stats.IgnoredConns++
+		}
+		return false
+	}
+	clientDir := gdir(dir)
+	if s.synDir >= 0 {
+		clientDir = s.synDir
+	}
+	s.activate(clientDir == 0, false)
+	return true
+}
+
+// ReassembledSG implements gopacket's reassembly.Stream.
+func (s *stream) ReassembledSG(sg gpr.ScatterGather, _ gpr.AssemblerContext) {
+	if s.state != stateActive {
+		return
+	}
+	a := s.a
+	gd, _, end, skip := sg.Info()
+	d := s.dir(gd)
+	ts := a.ts
+	if a.flushing != 0 {
+		ts = a.now
+	}
+	if skip > 0 {
+		a.stats.Gaps++
+		a.stats.LostBytes += int64(skip)
+		if a.flushing == 0 {
+			a.stats.BufferLimitHits++
+		}
+		if !s.tls {
+			a.h.Gap(&s.conn, d, int64(skip), ts)
+		}
+		s.off[d] += int64(skip)
+	}
+	if n, _ := sg.Lengths(); n > 0 {
+		if s.tls {
+			a.stats.TLSBytes += int64(n)
+			s.off[d] += int64(n)
+		} else if len(s.holes[d]) == 0 {
+			a.stats.BytesDelivered += int64(n)
+			a.h.Data(&s.conn, d, sg.Fetch(n), ts)
+			s.off[d] += int64(n)
+		} else {
+			s.deliver(d, sg.Fetch(n), ts)
+		}
+	}
+	if end && a.flushing == 0 && a.cur != nil && a.cur.RST {
+		// gopacket ends only the RST's direction; the connection is over.
+		s.rst = true
+		s.close(CloseRST, ts)
+	}
+}
+
+// ReassemblyComplete implements gopacket's reassembly.Stream: both
+// directions are over. The entry leaves the table.
+func (s *stream) ReassemblyComplete(_ gpr.AssemblerContext) bool {
+	a := s.a
+	a.lruRemove(s)
+	a.stats.ActiveConns--
+	if s.state == stateActive {
+		reason := a.flushing
+		if a.cur != nil && a.cur.RST {
+			reason = CloseRST
+		}
+		finished := (s.fin[0] || !s.seen[0]) && (s.fin[1] || !s.seen[1]) && (s.fin[0] || s.fin[1])
+		if reason != CloseRST && (finished || reason == 0) {
+			reason = CloseFIN
+		}
+		ts := a.now
+		if a.flushing == 0 {
+			ts = a.ts
+		}
+		switch reason {
+		case CloseEvicted:
+			a.stats.Evictions++
+		case CloseIdle:
+			a.stats.IdleCloses++
+		}
+		s.close(reason, ts)
+	}
+	s.state = stateClosed
+	return true
+}
+
+func (s *stream) close(reason CloseReason, ts time.Time) {
+	s.state = stateClosed
+	s.a.h.Close(&s.conn, reason, ts)
+}

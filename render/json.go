@@ -1,0 +1,222 @@
+package render
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"strconv"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/pulsarscope/pulsarscope/decode"
+)
+
+// TimeFormat is RFC 3339 with nanoseconds, as used for "ts" in every record.
+const TimeFormat = "2006-01-02T15:04:05.000000000Z07:00"
+
+// JSONOptions says what the NDJSON writer includes.
+type JSONOptions struct {
+	// ShowSecrets prints auth_data and tokens instead of redacting them.
+	ShowSecrets bool
+	// Payload adds the payload bytes (base64) to payload frames and entries.
+	Payload bool
+}
+
+// JSON writes one JSON object per line (NDJSON) for every frame and stream
+// event; the format is documented in docs/json.md. It implements
+// decode.Sink. Call Flush when done.
+type JSON struct {
+	w    *bufio.Writer
+	opts JSONOptions
+	pj   protojson.MarshalOptions
+	b    []byte
+	err  error
+}
+
+// NewJSON returns an NDJSON writer on w.
+func NewJSON(w io.Writer, opts JSONOptions) *JSON {
+	return &JSON{
+		w:    bufio.NewWriterSize(w, 64<<10),
+		opts: opts,
+		pj:   protojson.MarshalOptions{UseProtoNames: true},
+	}
+}
+
+func appendKey(b []byte, key string) []byte {
+	b = append(b, ',', '"')
+	b = append(b, key...)
+	return append(b, '"', ':')
+}
+
+func appendString(b []byte, s string) []byte {
+	out, _ := json.Marshal(s)
+	return append(b, out...)
+}
+
+func (j *JSON) appendProto(b []byte, m proto.Message) []byte {
+	out, err := j.pj.Marshal(m)
+	if err != nil {
+		return appendString(b, "unprintable: "+err.Error())
+	}
+	// protojson randomises insignificant spaces; compact them away so the
+	// output is byte-stable for golden files and diffs.
+	buf := bytes.NewBuffer(b)
+	if err := json.Compact(buf, out); err != nil {
+		return append(b, out...)
+	}
+	return buf.Bytes()
+}
+
+func appendProblems(b []byte, ps []decode.Problem) []byte {
+	b = appendKey(b, "problems")
+	b = append(b, '[')
+	for i, p := range ps {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"code":`...)
+		b = appendString(b, p.Code)
+		b = append(b, `,"detail":`...)
+		b = appendString(b, p.Detail)
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+func appendWhere(b []byte, ts time.Time, c connLike, dir fmtDir) []byte {
+	b = appendKey(b, "ts")
+	b = append(b, '"')
+	b = ts.UTC().AppendFormat(b, TimeFormat)
+	b = append(b, '"')
+	b = appendKey(b, "conn")
+	b = strconv.AppendInt(b, int64(c.id), 10)
+	b = appendKey(b, "src")
+	src, dst := c.client, c.server
+	if dir.s2c {
+		src, dst = dst, src
+	}
+	b = appendString(b, src)
+	b = appendKey(b, "dst")
+	b = appendString(b, dst)
+	b = appendKey(b, "dir")
+	return appendString(b, dir.name)
+}
+
+type connLike struct {
+	id             int
+	client, server string
+}
+
+type fmtDir struct {
+	s2c  bool
+	name string
+}
+
+// Frame writes one frame record.
+func (j *JSON) Frame(f *decode.Frame) {
+	b := append(j.b[:0], `{"n":`...)
+	b = strconv.AppendInt(b, int64(f.N), 10)
+	b = appendWhere(b, f.Time, connLike{f.Conn.ID, f.Conn.Client.String(), f.Conn.Server.String()}, fmtDir{f.Dir != 0, f.Dir.String()})
+	b = appendKey(b, "offset")
+	b = strconv.AppendInt(b, f.Offset, 10)
+	b = appendKey(b, "type")
+	b = appendString(b, f.Type.String())
+	b = appendKey(b, "size")
+	b = strconv.AppendInt(b, int64(f.Size), 10)
+	if sub := SubCommand(Redacted(f.Command, j.opts.ShowSecrets)); sub != nil {
+		b = appendKey(b, "command")
+		b = j.appendProto(b, sub.Interface())
+	}
+	if f.Checksum != nil {
+		b = appendKey(b, "checksum")
+		b = append(b, `{"ok":`...)
+		b = strconv.AppendBool(b, f.Checksum.OK())
+		b = append(b, `,"stored":`...)
+		b = strconv.AppendUint(b, uint64(f.Checksum.Stored), 10)
+		b = append(b, `,"computed":`...)
+		b = strconv.AppendUint(b, uint64(f.Checksum.Computed), 10)
+		b = append(b, '}')
+	}
+	if f.BrokerEntryMetadata != nil {
+		b = appendKey(b, "broker_entry_metadata")
+		b = j.appendProto(b, f.BrokerEntryMetadata)
+	}
+	if f.Metadata != nil {
+		b = appendKey(b, "metadata")
+		b = j.appendProto(b, f.Metadata)
+		b = appendKey(b, "payload")
+		b = append(b, `{"size":`...)
+		b = strconv.AppendInt(b, int64(len(f.Payload)), 10)
+		b = append(b, `,"uncompressed_size":`...)
+		b = strconv.AppendInt(b, int64(len(f.Uncompressed)), 10)
+		if j.opts.Payload && len(f.Entries) == 0 {
+			b = append(b, `,"data":`...)
+			out, _ := json.Marshal(f.Uncompressed)
+			b = append(b, out...)
+		}
+		b = append(b, '}')
+	}
+	if len(f.Entries) > 0 {
+		b = appendKey(b, "entries")
+		b = append(b, '[')
+		for i, e := range f.Entries {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '{')
+			if e.Metadata != nil {
+				b = append(b, `"metadata":`...)
+				b = j.appendProto(b, e.Metadata)
+				b = append(b, ',')
+			}
+			b = append(b, `"size":`...)
+			b = strconv.AppendInt(b, int64(len(e.Payload)), 10)
+			if j.opts.Payload {
+				b = append(b, `,"data":`...)
+				out, _ := json.Marshal(e.Payload)
+				b = append(b, out...)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	b = appendProblems(b, f.Problems)
+	b = append(b, '}', '\n')
+	j.write(b)
+}
+
+// Event writes one stream-event record.
+func (j *JSON) Event(e *decode.Event) {
+	b := append(j.b[:0], `{"event":`...)
+	b = appendString(b, string(e.Kind))
+	b = appendWhere(b, e.Time, connLike{e.Conn.ID, e.Conn.Client.String(), e.Conn.Server.String()}, fmtDir{e.Dir != 0, e.Dir.String()})
+	b = appendKey(b, "offset")
+	b = strconv.AppendInt(b, e.Offset, 10)
+	b = appendKey(b, "bytes")
+	b = strconv.AppendInt(b, e.Bytes, 10)
+	if e.Detail != "" {
+		b = appendKey(b, "detail")
+		b = appendString(b, e.Detail)
+	}
+	b = appendProblems(b, e.Problems)
+	b = append(b, '}', '\n')
+	j.write(b)
+}
+
+func (j *JSON) write(b []byte) {
+	j.b = b
+	if j.err == nil {
+		_, j.err = j.w.Write(b)
+	}
+}
+
+// Flush writes out buffered output and returns the first write error.
+func (j *JSON) Flush() error {
+	if err := j.w.Flush(); err != nil && j.err == nil {
+		j.err = err
+	}
+	return j.err
+}

@@ -1,0 +1,244 @@
+package render
+
+import (
+	"strconv"
+	"strings"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/pulsarscope/pulsarscope/decode"
+	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
+)
+
+// SubCommand returns the one sub-command message set on cmd (e.g. the
+// CommandSend of a SEND), or nil when none is set.
+func SubCommand(cmd *pulsarapi.BaseCommand) protoreflect.Message {
+	if cmd == nil {
+		return nil
+	}
+	var sub protoreflect.Message
+	cmd.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if fd.Kind() == protoreflect.MessageKind && fd.Cardinality() != protoreflect.Repeated {
+			sub = v.Message()
+			return false
+		}
+		return true
+	})
+	return sub
+}
+
+// maxListed is how many elements of a repeated field a summary line shows.
+const maxListed = 4
+
+// AppendSummary appends the identifying fields of a frame's command to b:
+// every populated scalar of the sub-command in schema order, message ids as
+// ledger:entry, secrets redacted unless showSecrets, then payload facts.
+func AppendSummary(b []byte, f *decode.Frame, showSecrets bool) []byte {
+	if sub := SubCommand(f.Command); sub != nil {
+		b = appendFields(b, sub, showSecrets)
+	}
+	if f.Metadata != nil {
+		b = appendPayloadFacts(b, f)
+	}
+	return b
+}
+
+func appendFields(b []byte, m protoreflect.Message, showSecrets bool) []byte {
+	fields := m.Descriptor().Fields()
+	for i := 0; i < fields.Len(); i++ {
+		fd := fields.Get(i)
+		if !m.Has(fd) {
+			continue
+		}
+		v := m.Get(fd)
+		switch {
+		case fd.IsList():
+			b = appendList(b, fd, v.List())
+		case fd.Kind() == protoreflect.MessageKind:
+			if isMessageID(fd.Message()) {
+				b = appendSep(b, fd)
+				b = appendMessageID(b, v.Message())
+			} else if secret := secretHolder(fd); secret != "" {
+				b = appendSep(b, fd)
+				b = append(b, "{auth_method_name="...)
+				b = append(b, v.Message().Get(v.Message().Descriptor().Fields().ByName("auth_method_name")).String()...)
+				b = append(b, '}')
+			}
+		case fd.Kind() == protoreflect.BytesKind:
+			b = appendSep(b, fd)
+			b = appendBytes(b, fd, v.Bytes(), showSecrets)
+		default:
+			b = appendSep(b, fd)
+			b = appendScalar(b, fd, v)
+		}
+	}
+	return b
+}
+
+func appendSep(b []byte, fd protoreflect.FieldDescriptor) []byte {
+	if len(b) > 0 && b[len(b)-1] != ' ' {
+		b = append(b, ' ')
+	}
+	b = append(b, fd.Name()...)
+	return append(b, '=')
+}
+
+func appendScalar(b []byte, fd protoreflect.FieldDescriptor, v protoreflect.Value) []byte {
+	switch fd.Kind() {
+	case protoreflect.EnumKind:
+		if ev := fd.Enum().Values().ByNumber(v.Enum()); ev != nil {
+			return append(b, ev.Name()...)
+		}
+		return strconv.AppendInt(b, int64(v.Enum()), 10)
+	case protoreflect.StringKind:
+		s := v.String()
+		if s == "" || strings.ContainsAny(s, " \t\n\"") {
+			return strconv.AppendQuote(b, s)
+		}
+		return append(b, s...)
+	case protoreflect.BoolKind:
+		return strconv.AppendBool(b, v.Bool())
+	case protoreflect.Uint64Kind, protoreflect.Uint32Kind, protoreflect.Fixed64Kind, protoreflect.Fixed32Kind:
+		return strconv.AppendUint(b, v.Uint(), 10)
+	case protoreflect.FloatKind, protoreflect.DoubleKind:
+		return strconv.AppendFloat(b, v.Float(), 'g', -1, 64)
+	default:
+		return strconv.AppendInt(b, v.Int(), 10)
+	}
+}
+
+func appendList(b []byte, fd protoreflect.FieldDescriptor, l protoreflect.List) []byte {
+	b = appendSep(b, fd)
+	b = append(b, '[')
+	for i := 0; i < l.Len() && i < maxListed; i++ {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		switch {
+		case fd.Kind() == protoreflect.MessageKind && isMessageID(fd.Message()):
+			b = appendMessageID(b, l.Get(i).Message())
+		case fd.Kind() == protoreflect.MessageKind:
+			b = append(b, "{…}"...)
+		case fd.Kind() == protoreflect.BytesKind:
+			b = strconv.AppendInt(b, int64(len(l.Get(i).Bytes())), 10)
+			b = append(b, 'B')
+		default:
+			b = appendScalar(b, fd, l.Get(i))
+		}
+	}
+	if l.Len() > maxListed {
+		b = append(b, ",+"...)
+		b = strconv.AppendInt(b, int64(l.Len()-maxListed), 10)
+	}
+	return append(b, ']')
+}
+
+func isMessageID(md protoreflect.MessageDescriptor) bool {
+	return md.Name() == "MessageIdData"
+}
+
+// appendMessageID writes ledger:entry, then :partition and :batch_index when set.
+func appendMessageID(b []byte, m protoreflect.Message) []byte {
+	id, ok := m.Interface().(*pulsarapi.MessageIdData)
+	if !ok {
+		return append(b, '?')
+	}
+	b = strconv.AppendUint(b, id.GetLedgerId(), 10)
+	b = append(b, ':')
+	b = strconv.AppendUint(b, id.GetEntryId(), 10)
+	if id.Partition != nil && id.GetPartition() >= 0 {
+		b = append(b, ":p"...)
+		b = strconv.AppendInt(b, int64(id.GetPartition()), 10)
+	}
+	if id.BatchIndex != nil && id.GetBatchIndex() >= 0 {
+		b = append(b, ":b"...)
+		b = strconv.AppendInt(b, int64(id.GetBatchIndex()), 10)
+	}
+	return b
+}
+
+// IsSecretField reports whether a bytes field carries credentials.
+func IsSecretField(fd protoreflect.FieldDescriptor) bool {
+	switch fd.Name() {
+	case "auth_data", "original_auth_data":
+		return true
+	}
+	return false
+}
+
+// secretHolder names AuthData-typed message fields (auth challenges).
+func secretHolder(fd protoreflect.FieldDescriptor) string {
+	if fd.Message() != nil && fd.Message().Name() == "AuthData" {
+		return string(fd.Name())
+	}
+	return ""
+}
+
+func appendBytes(b []byte, fd protoreflect.FieldDescriptor, v []byte, showSecrets bool) []byte {
+	if IsSecretField(fd) && !showSecrets {
+		if len(v) == 0 {
+			return append(b, `""`...)
+		}
+		b = append(b, "<redacted "...)
+		b = strconv.AppendInt(b, int64(len(v)), 10)
+		return append(b, " bytes>"...)
+	}
+	if isPrintable(v) {
+		return strconv.AppendQuote(b, string(v))
+	}
+	b = strconv.AppendInt(b, int64(len(v)), 10)
+	return append(b, " bytes"...)
+}
+
+func isPrintable(v []byte) bool {
+	if len(v) > 64 {
+		return false
+	}
+	for _, c := range v {
+		if c < 0x20 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// appendPayloadFacts adds what the message metadata says about the payload.
+func appendPayloadFacts(b []byte, f *decode.Frame) []byte {
+	md := f.Metadata
+	b = append(b, " |"...)
+	if md.ProducerName != nil {
+		b = append(b, " producer="...)
+		b = append(b, md.GetProducerName()...)
+	}
+	b = append(b, " seq="...)
+	b = strconv.AppendUint(b, md.GetSequenceId(), 10)
+	if md.PartitionKey != nil {
+		b = append(b, " key="...)
+		b = strconv.AppendQuote(b, md.GetPartitionKey())
+	}
+	if md.NumMessagesInBatch != nil {
+		b = append(b, " batch="...)
+		b = strconv.AppendInt(b, int64(md.GetNumMessagesInBatch()), 10)
+	}
+	if md.Compression != nil && md.GetCompression() != pulsarapi.CompressionType_NONE {
+		b = append(b, ' ')
+		b = append(b, md.GetCompression().String()...)
+	}
+	if md.Uuid != nil {
+		b = append(b, " chunk="...)
+		b = strconv.AppendInt(b, int64(md.GetChunkId()), 10)
+		b = append(b, '/')
+		b = strconv.AppendInt(b, int64(md.GetNumChunksFromMsg()), 10)
+	}
+	b = append(b, " payload="...)
+	b = strconv.AppendInt(b, int64(len(f.Payload)), 10)
+	b = append(b, 'B')
+	if f.Checksum != nil {
+		if f.Checksum.OK() {
+			b = append(b, " crc=ok"...)
+		} else {
+			b = append(b, " crc=BAD"...)
+		}
+	}
+	return b
+}

@@ -1,0 +1,231 @@
+// Package render writes decoded frames and stream events for people (text)
+// and machines (NDJSON).
+package render
+
+import (
+	"bufio"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/fatih/color"
+	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/pulsarscope/pulsarscope/decode"
+)
+
+// TextOptions says what the text writer shows.
+type TextOptions struct {
+	// Color turns on ANSI colors (the caller decides: --color, NO_COLOR, tty).
+	Color bool
+	// Verbose prints each frame's full decoded tree, like tshark -V.
+	Verbose bool
+	// Hex adds a hex dump of the frame (needs decode.Options.KeepRaw).
+	Hex bool
+	// Payload prints message payloads: text when printable, else hex.
+	Payload bool
+	// ShowSecrets prints auth_data and tokens instead of redacting them.
+	ShowSecrets bool
+	// Events prints stream events (open, close, gap...) as lines of their own.
+	Events bool
+}
+
+// Text writes one line per frame, tshark style. It implements decode.Sink.
+// Call Flush when done.
+type Text struct {
+	w     *bufio.Writer
+	opts  TextOptions
+	start time.Time
+	line  []byte
+
+	problem, event, dim *color.Color
+	family              map[Family]*color.Color
+}
+
+// NewText returns a text writer on w.
+func NewText(w io.Writer, opts TextOptions) *Text {
+	mk := func(attrs ...color.Attribute) *color.Color {
+		c := color.New(attrs...)
+		if opts.Color {
+			c.EnableColor()
+		} else {
+			c.DisableColor()
+		}
+		return c
+	}
+	return &Text{
+		w:       bufio.NewWriterSize(w, 64<<10),
+		opts:    opts,
+		problem: mk(color.FgRed, color.Bold),
+		event:   mk(color.FgYellow),
+		dim:     mk(color.Faint),
+		family: map[Family]*color.Color{
+			FamilyConnection:  mk(color.FgCyan),
+			FamilyProducer:    mk(color.FgGreen),
+			FamilyConsumer:    mk(color.FgBlue, color.Bold),
+			FamilyLookup:      mk(color.FgMagenta),
+			FamilyTransaction: mk(color.FgYellow),
+			FamilyError:       mk(color.FgRed),
+		},
+	}
+}
+
+func (t *Text) rel(ts time.Time) float64 {
+	if t.start.IsZero() {
+		t.start = ts
+	}
+	return ts.Sub(t.start).Seconds()
+}
+
+// Frame writes one frame.
+func (t *Text) Frame(f *decode.Frame) {
+	src, dst := f.Conn.Client, f.Conn.Server
+	if f.Dir != 0 {
+		src, dst = dst, src
+	}
+	b := t.line[:0]
+	b = fmt.Appendf(b, "%6d %10.6f #%-3d %21s → %-21s ", f.N, t.rel(f.Time), f.Conn.ID, src, dst)
+	t.w.Write(b)
+	t.family[FamilyOf(f.Type)].Fprintf(t.w, "%-30s ", f.Type.String())
+	b = AppendSummary(b[:0], f, t.opts.ShowSecrets)
+	t.w.Write(b)
+	t.line = b
+	for _, p := range f.Problems {
+		t.w.WriteByte(' ')
+		t.problem.Fprintf(t.w, "[%s: %s]", p.Code, p.Detail)
+	}
+	t.w.WriteByte('\n')
+	if t.opts.Verbose {
+		t.tree(f)
+	}
+	if t.opts.Payload {
+		t.payloads(f)
+	}
+	if t.opts.Hex && len(f.Raw) > 0 {
+		t.w.WriteString(hex.Dump(f.Raw))
+	}
+}
+
+// tree prints the frame's decoded structure, one field per line.
+func (t *Text) tree(f *decode.Frame) {
+	pt := prototext.MarshalOptions{Multiline: true, Indent: "    "}
+	section := func(name string, m proto.Message) {
+		if m == nil {
+			return
+		}
+		fmt.Fprintf(t.w, "    %s:\n", name)
+		out, err := pt.Marshal(m)
+		if err != nil {
+			fmt.Fprintf(t.w, "        (not printable: %v)\n", err)
+			return
+		}
+		indent(t.w, out, "        ")
+	}
+	fmt.Fprintf(t.w, "    frame: conn=%d dir=%s offset=%d size=%d total_size=%d command_size=%d\n",
+		f.Conn.ID, f.Dir, f.Offset, f.Size, f.TotalSize, f.CommandSize)
+	if f.Command != nil {
+		section("command", Redacted(f.Command, t.opts.ShowSecrets))
+	}
+	if f.BrokerEntryMetadata != nil {
+		section("broker_entry_metadata", f.BrokerEntryMetadata)
+	}
+	if f.Checksum != nil {
+		fmt.Fprintf(t.w, "    checksum: stored=0x%08x computed=0x%08x ok=%t\n", f.Checksum.Stored, f.Checksum.Computed, f.Checksum.OK())
+	}
+	if f.Metadata != nil {
+		section("metadata", f.Metadata)
+		fmt.Fprintf(t.w, "    payload: size=%d uncompressed_size=%d\n", len(f.Payload), len(f.Uncompressed))
+	}
+	for i, e := range f.Entries {
+		fmt.Fprintf(t.w, "    entry %d: size=%d\n", i, len(e.Payload))
+		if e.Metadata != nil {
+			out, _ := pt.Marshal(e.Metadata)
+			indent(t.w, out, "        ")
+		}
+	}
+	for _, p := range f.Problems {
+		t.problem.Fprintf(t.w, "    problem %s: %s\n", p.Code, p.Detail)
+	}
+}
+
+func (t *Text) payloads(f *decode.Frame) {
+	if f.Metadata == nil {
+		return
+	}
+	if len(f.Entries) == 0 {
+		writePayload(t.w, "    payload: ", f.Uncompressed)
+		return
+	}
+	for i, e := range f.Entries {
+		writePayload(t.w, "    entry "+strconv.Itoa(i)+" payload: ", e.Payload)
+	}
+}
+
+func writePayload(w *bufio.Writer, prefix string, p []byte) {
+	w.WriteString(prefix)
+	if isText(p) {
+		w.WriteString(strconv.Quote(string(p)))
+		w.WriteByte('\n')
+		return
+	}
+	w.WriteString("(hex)\n")
+	w.WriteString(hex.Dump(p))
+}
+
+// isText reports whether p is valid UTF-8 without control bytes other than
+// tab and newline.
+func isText(p []byte) bool {
+	for _, r := range string(p) {
+		if r == 0xFFFD || (r < 0x20 && r != '\t' && r != '\n' && r != '\r') {
+			return false
+		}
+	}
+	return true
+}
+
+func indent(w *bufio.Writer, text []byte, prefix string) {
+	start := 0
+	for i, c := range text {
+		if c == '\n' {
+			w.WriteString(prefix)
+			w.Write(text[start : i+1])
+			start = i + 1
+		}
+	}
+	if start < len(text) {
+		w.WriteString(prefix)
+		w.Write(text[start:])
+		w.WriteByte('\n')
+	}
+}
+
+// Event writes a stream event when events are shown, and always when it
+// carries a problem.
+func (t *Text) Event(e *decode.Event) {
+	if !t.opts.Events && len(e.Problems) == 0 {
+		return
+	}
+	src, dst := e.Conn.Client, e.Conn.Server
+	if e.Dir != 0 {
+		src, dst = dst, src
+	}
+	fmt.Fprintf(t.w, "%6s %10.6f #%-3d %21s → %-21s ", "-", t.rel(e.Time), e.Conn.ID, src, dst)
+	t.event.Fprintf(t.w, "%-30s ", "("+string(e.Kind)+")")
+	if e.Bytes != 0 {
+		fmt.Fprintf(t.w, "bytes=%d ", e.Bytes)
+	}
+	if e.Detail != "" {
+		t.w.WriteString(e.Detail)
+	}
+	for _, p := range e.Problems {
+		t.w.WriteByte(' ')
+		t.problem.Fprintf(t.w, "[%s: %s]", p.Code, p.Detail)
+	}
+	t.w.WriteByte('\n')
+}
+
+// Flush writes out buffered output.
+func (t *Text) Flush() error { return t.w.Flush() }

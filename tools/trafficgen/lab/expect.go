@@ -1,0 +1,164 @@
+package lab
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/pulsarscope/pulsarscope/tools/trafficgen/broker"
+)
+
+// ClientVersion names the client the lab drives.
+const ClientVersion = "github.com/apache/pulsar-client-go v0.19.0"
+
+// Description says what a scenario does.
+func Description(scenario string) string {
+	return map[string]string{
+		"basic": "One unbatched producer and one Exclusive consumer on one connection: 10 messages with keys and properties, " +
+			"individual acks, PING/PONG from both sides, producer and consumer closed.",
+		"batching-compression": "Batched producers, one per codec (NONE, LZ4, ZLIB, ZSTD, SNAPPY), 25 messages each in batches of up to 10, " +
+			"consumed and acked; MESSAGE payloads carry BrokerEntryMetadata (0x0e02).",
+		"chunking": "A 20000-byte message sent in 4 KB chunks (chunking on, batching off) between two small messages; the consumer reassembles it.",
+		"partitioned": "A 3-partition topic: partitioned metadata, one lookup per partition, a keyed batched producer (30 messages), " +
+			"a Failover consumer on every partition acking with response (ACK_RESPONSE); MESSAGE payloads carry BrokerEntryMetadata.",
+		"subscriptions": "On one connection: Exclusive (negative ack and redelivery with redelivery_count, GET_LAST_MESSAGE_ID, SEEK with broker-initiated " +
+			"CLOSE_CONSUMER and resubscribe, cumulative ack, UNSUBSCRIBE), Shared (two consumers, one acking with response), " +
+			"Failover (two consumers, cumulative acks) and Key_Shared (two consumers, four keys); four producers interleaved.",
+		"errors": "Failed partitioned-metadata lookup (TopicNotFound), LOOKUP Redirect to 127.0.0.2:6650 followed by a second lookup, " +
+			"producer refused (AuthorizationError), broker-initiated CLOSE_PRODUCER and CLOSE_CONSUMER (topic unload) with reconnect, " +
+			"and a SEND_ERROR after which the client drops the connection, reconnects and resends.",
+		"many": "Five clients (five connections), each with four producers (batched and unbatched) and four Shared consumers: 20 producers, 20 consumers, 100 messages.",
+		"any":  "The basic flow captured on the 'any' pseudo-interface (Linux cooked capture v2, LINUX_SLL2).",
+		"bulk": "High-rate LZ4-batched traffic on two topics until the capture reaches the requested size (performance work; not committed).",
+	}[scenario]
+}
+
+// Expect is the content of a NAME.expect.json file.
+type Expect struct {
+	File                      string         `json:"file"`
+	Scenario                  string         `json:"scenario"`
+	Command                   string         `json:"command"`
+	Client                    string         `json:"client"`
+	Format                    string         `json:"format"`
+	LinkType                  string         `json:"link_type"`
+	Packets                   int            `json:"packets"`
+	Bytes                     int64          `json:"bytes"`
+	Description               string         `json:"description"`
+	Connections               int            `json:"connections"`
+	Frames                    DirCounts      `json:"frames"`
+	FramesTotal               int            `json:"frames_total"`
+	PayloadFrames             int            `json:"payload_frames"`
+	ChecksummedPayloadFrames  int            `json:"checksummed_payload_frames"`
+	BrokerEntryMetadataFrames int            `json:"broker_entry_metadata_frames"`
+	BatchEntries              int            `json:"batch_entries"`
+	ChunkFrames               int            `json:"chunk_frames"`
+	Answered                  map[string]int `json:"answered"`
+	Driver                    map[string]any `json:"driver"`
+	Notes                     []string       `json:"notes,omitempty"`
+}
+
+// DirCounts counts frames by type per direction.
+type DirCounts struct {
+	C2S map[string]int `json:"c2s"`
+	S2C map[string]int `json:"s2c"`
+}
+
+// FromBrokerLog fills the frame counts of e from a broker log.
+func (e *Expect) FromBrokerLog(r io.Reader) error {
+	e.Frames = DirCounts{C2S: map[string]int{}, S2C: map[string]int{}}
+	e.Answered = map[string]int{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1024*1024), 1024*1024)
+	line := 0
+	for sc.Scan() {
+		line++
+		var ev broker.LogEvent
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			return fmt.Errorf("broker log line %d: %w", line, err)
+		}
+		switch ev.Event {
+		case "accept":
+			e.Connections++
+		case "note":
+			e.Notes = append(e.Notes, fmt.Sprintf("conn %d: %s", ev.Conn, ev.Note))
+		case "frame":
+			e.FramesTotal++
+			if ev.Dir == "c2s" {
+				e.Frames.C2S[ev.Type]++
+			} else {
+				e.Frames.S2C[ev.Type]++
+			}
+			if ev.Answers != "" {
+				e.Answered[ev.Answers]++
+			}
+			if ev.Payload {
+				e.PayloadFrames++
+				if ev.Checksum {
+					e.ChecksummedPayloadFrames++
+				}
+				if ev.EntryMeta {
+					e.BrokerEntryMetadataFrames++
+				}
+				if ev.Chunk {
+					e.ChunkFrames++
+				}
+				e.BatchEntries += ev.Batch
+			}
+			if ev.Note != "" {
+				e.Notes = append(e.Notes, fmt.Sprintf("conn %d %s %s: %s", ev.Conn, ev.Dir, ev.Type, ev.Note))
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read broker log: %w", err)
+	}
+	return nil
+}
+
+// FromDriverResult copies the driver's counts into e.
+func (e *Expect) FromDriverResult(b []byte) error {
+	var all map[string]any
+	if err := json.Unmarshal(b, &all); err != nil {
+		return fmt.Errorf("parse driver result: %w", err)
+	}
+	if ok, _ := all["ok"].(bool); !ok {
+		return fmt.Errorf("driver result is not ok: %v", all["failures"])
+	}
+	e.Driver = map[string]any{}
+	// The driver result fields copied into expectations.
+	for _, k := range []string{"sent", "receipts", "send_errors", "received", "acks", "cumulative_acks", "nacks", "redelivered",
+		"clients", "producers", "consumers", "outcomes"} {
+		if v, ok := all[k]; ok {
+			e.Driver[k] = v
+		}
+	}
+	return nil
+}
+
+// Build assembles the expectations of one capture.
+func Build(scenario, file, pcapPath, command, brokerLog, driverResult string) (*Expect, error) {
+	e := &Expect{File: file, Scenario: scenario, Command: command, Client: ClientVersion, Description: Description(scenario)}
+	info, err := ReadCaptureInfo(pcapPath)
+	if err != nil {
+		return nil, err
+	}
+	e.Format, e.LinkType, e.Packets, e.Bytes = info.Format, info.LinkType, info.Packets, info.Bytes
+	f, err := os.Open(brokerLog)
+	if err != nil {
+		return nil, fmt.Errorf("open broker log: %w", err)
+	}
+	defer f.Close()
+	if err := e.FromBrokerLog(f); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(driverResult)
+	if err != nil {
+		return nil, fmt.Errorf("read driver result: %w", err)
+	}
+	if err := e.FromDriverResult(b); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
