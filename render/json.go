@@ -201,9 +201,38 @@ func (j *JSON) Event(e *decode.Event) {
 		b = appendKey(b, "detail")
 		b = appendString(b, e.Detail)
 	}
+	if e.Stats != nil {
+		b = appendKey(b, "accounting")
+		b = append(b, `{"c2s":`...)
+		b = appendStreamStats(b, e.Stats[0])
+		b = append(b, `,"s2c":`...)
+		b = appendStreamStats(b, e.Stats[1])
+		b = append(b, '}')
+	}
 	b = appendProblems(b, e.Problems)
 	b = append(b, '}', '\n')
 	j.write(b)
+}
+
+// appendStreamStats writes one stream's byte accounting: bytes seen equal
+// bytes in frames + skipped + truncated + ignored (TLS); lost bytes (gaps)
+// were never seen and are counted apart.
+func appendStreamStats(b []byte, s decode.StreamStats) []byte {
+	for i, kv := range []struct {
+		k string
+		v int64
+	}{{"seen", s.Seen}, {"in_frames", s.InFrames}, {"lost", s.Lost}, {"skipped", s.Skipped},
+		{"truncated", s.Truncated}, {"ignored", s.Ignored}, {"frames", s.Frames}, {"gaps", s.Gaps}} {
+		if i == 0 {
+			b = append(b, '{')
+		} else {
+			b = append(b, ',')
+		}
+		b = appendString(b, kv.k)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, kv.v, 10)
+	}
+	return append(b, '}')
 }
 
 func (j *JSON) write(b []byte) {

@@ -217,8 +217,11 @@ func (t *Text) Event(e *decode.Event) {
 	if e.Bytes != 0 {
 		fmt.Fprintf(t.w, "bytes=%d ", e.Bytes)
 	}
-	if e.Detail != "" {
+	if e.Detail != "" && (len(e.Problems) == 0 || e.Problems[0].Detail != e.Detail) {
 		t.w.WriteString(e.Detail)
+	}
+	if e.Stats != nil {
+		fmt.Fprintf(t.w, " c2s{%s} s2c{%s}", e.Stats[0], e.Stats[1])
 	}
 	for _, p := range e.Problems {
 		t.w.WriteByte(' ')
