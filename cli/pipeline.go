@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 
 	"github.com/pulsarscope/pulsarscope/capture"
 	"github.com/pulsarscope/pulsarscope/decode"
@@ -110,9 +109,7 @@ func runFile(ctx context.Context, e *env, name string, pc pipelineConfig, sink d
 		return inputErr(name, err)
 	}
 	defer src.Close()
-	sd := decode.NewStreamDecoder(sink, pc.decode)
-	asm := reassembly.New(sd, pc.assemble)
-	if err := asm.Run(ctx, src); err != nil {
+	if _, err := runSource(ctx, src, pc, sink); err != nil {
 		if ctx.Err() != nil {
 			if errors.Is(context.Cause(ctx), errStop) {
 				return context.Cause(ctx)
@@ -122,6 +119,24 @@ func runFile(ctx context.Context, e *env, name string, pc pipelineConfig, sink d
 		return inputErr(name, err)
 	}
 	return nil
+}
+
+// runResult is what one source's run leaves behind besides its output.
+type runResult struct {
+	capture    capture.Stats
+	reassembly reassembly.Stats
+	decode     decode.StreamStats
+}
+
+// runSource is the one decode path every input shares (files, stdin, live
+// interfaces): packets → TCP reassembly → frame decoding → sink. It returns
+// at the end of input, on an error, or when ctx is cancelled, with every
+// stream flushed in each case.
+func runSource(ctx context.Context, src *capture.Source, pc pipelineConfig, sink decode.Sink) (runResult, error) {
+	sd := decode.NewStreamDecoder(sink, pc.decode)
+	asm := reassembly.New(sd, pc.assemble)
+	err := asm.Run(ctx, src)
+	return runResult{capture: src.Stats(), reassembly: asm.Stats(), decode: sd.Totals()}, err
 }
 
 // inputErr words an input failure for the user: what, where, what to do.
@@ -159,15 +174,18 @@ func runRead(ctx context.Context, e *env, o *readOptions, files []string) error 
 		sink  decode.Sink
 		flush func() error
 	)
-	switch o.output {
-	case "text":
+	switch {
+	case o.quiet:
+		q := &quietSink{w: e.stdout, problems: map[string]int{}}
+		sink, flush = q, q.Flush
+	case o.output == "text":
 		color, err := useColor(e, o.color, e.stdout)
 		if err != nil {
 			return err
 		}
 		t := newTextSink(e, o, color)
 		sink, flush = t, t.Flush
-	case "json":
+	case o.output == "json":
 		j := newJSONSink(e, o)
 		sink, flush = j, j.Flush
 	default:
@@ -194,5 +212,3 @@ func runRead(ctx context.Context, e *env, o *readOptions, files []string) error 
 }
 
 var syscallEPIPE = fs.ErrClosed
-
-var _ = os.Stdout

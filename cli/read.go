@@ -25,6 +25,7 @@ type readOptions struct {
 	color        string
 	strict       bool
 	events       bool
+	quiet        bool
 }
 
 func addReadFlags(cmd *cobra.Command, o *readOptions) {
@@ -40,6 +41,7 @@ func addReadFlags(cmd *cobra.Command, o *readOptions) {
 	f.BoolVar(&o.showSecrets, "show-secrets", false, "print auth_data and tokens instead of redacting them")
 	f.StringVar(&o.color, "color", "auto", "color the text output: auto, always or never (NO_COLOR is honoured by auto)")
 	f.BoolVar(&o.strict, "strict", false, "exit 1 when any problem is found (for CI)")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "print no frames, only a summary at the end (decode and validate everything)")
 	f.BoolVar(&o.events, "events", false, "text output: also print stream events (connection open/close, gaps, skips)")
 }
 

@@ -1,6 +1,11 @@
 package cli
 
 import (
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/pulsarscope/pulsarscope/decode"
 	"github.com/pulsarscope/pulsarscope/render"
 )
 
@@ -13,4 +18,38 @@ func newTextSink(e *env, o *readOptions, color bool) *render.Text {
 
 func newJSONSink(e *env, o *readOptions) *render.JSON {
 	return render.NewJSON(e.stdout, render.JSONOptions{ShowSecrets: o.showSecrets, Payload: o.payload})
+}
+
+// quietSink counts frames and problems and prints one summary line (-q).
+type quietSink struct {
+	w        io.Writer
+	frames   int
+	bytes    int64
+	problems map[string]int
+}
+
+func (q *quietSink) Frame(f *decode.Frame) {
+	q.frames++
+	q.bytes += int64(f.Size)
+	for _, p := range f.Problems {
+		q.problems[p.Code]++
+	}
+}
+
+func (q *quietSink) Event(e *decode.Event) {
+	for _, p := range e.Problems {
+		q.problems[p.Code]++
+	}
+}
+
+func (q *quietSink) Flush() error {
+	codes := make([]string, 0, len(q.problems))
+	total := 0
+	for c, n := range q.problems {
+		codes = append(codes, fmt.Sprintf("%s=%d", c, n))
+		total += n
+	}
+	sort.Strings(codes)
+	_, err := fmt.Fprintf(q.w, "%d frames, %d bytes in frames, %d problems %v\n", q.frames, q.bytes, total, codes)
+	return err
 }
