@@ -26,11 +26,12 @@ func (d *Decoder) splitBatch(f *Frame, data []byte, want int32) {
 			break
 		}
 		smm := new(pulsarapi.SingleMessageMetadata)
-		if err := d.unm.Unmarshal(data[p:p+int(n)], smm); err != nil {
+		complete, err := d.unmarshal(data[p:p+int(n)], smm)
+		if err != nil {
 			f.addProblem(CodeProtobufInvalid, "batch entry %d metadata: %v", i, err)
 			break
 		}
-		d.validate(smm, data[p:p+int(n)], &d.smmSchema, "entry", i)
+		d.validate(smm, data[p:p+int(n)], &d.smmSchema, "entry", i, complete)
 		p += int(n)
 		ps := smm.GetPayloadSize()
 		if ps < 0 || int64(ps) > int64(len(data)-p) {

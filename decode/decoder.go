@@ -41,11 +41,12 @@ type Decoder struct {
 // decoded from b, cheaply; only when there is something to report does it
 // walk m by reflection (collecting into d.check; the caller flushes).
 // A non-negative idx makes the path root[idx].
-func (d *Decoder) validate(m proto.Message, b []byte, ws **wireSchema, root string, idx int) {
+// complete says the required fields are known to be set.
+func (d *Decoder) validate(m proto.Message, b []byte, ws **wireSchema, root string, idx int, complete bool) {
 	if *ws == nil {
 		*ws = newWireSchema(m.ProtoReflect().Descriptor())
 	}
-	if proto.CheckInitialized(m) == nil && !(*ws).hasUnknown(b, 0) {
+	if complete && !(*ws).hasUnknown(b, 0) {
 		return
 	}
 	if idx >= 0 {
@@ -95,6 +96,17 @@ func firstLines(b []byte, n int) string {
 		lines = lines[:n]
 	}
 	return strings.Join(lines, " | ")
+}
+
+// unmarshal decodes b into m. complete reports whether every required
+// field is set: checked for free by a strict unmarshal, and only on its
+// failure is b decoded again, leniently, to tell a missing field from
+// invalid bytes.
+func (d *Decoder) unmarshal(b []byte, m proto.Message) (complete bool, err error) {
+	if proto.Unmarshal(b, m) == nil {
+		return true, nil
+	}
+	return false, d.unm.Unmarshal(b, m)
 }
 
 // reset clears f for reuse, keeping slice capacity.
@@ -191,7 +203,8 @@ func (d *Decoder) decodeCommand(f *Frame, b []byte) {
 	} else {
 		cmd = d.cmd
 	}
-	if err := d.unm.Unmarshal(b, cmd); err != nil {
+	complete, err := d.unmarshal(b, cmd)
+	if err != nil {
 		f.addProblem(CodeProtobufInvalid, "command: %v", err)
 		return
 	}
@@ -199,7 +212,7 @@ func (d *Decoder) decodeCommand(f *Frame, b []byte) {
 
 	d.check.reset()
 	d.check.skipRootType = hasType && !known
-	d.validate(cmd, b, &d.cmdSchema, "", -1)
+	d.validate(cmd, b, &d.cmdSchema, "", -1, complete)
 	d.check.skipRootType = false
 	d.check.flush(f)
 	if known && !onlySub(subs, t) {

@@ -23,11 +23,11 @@ func (d *Decoder) decodePayload(f *Frame, rest []byte, base int) {
 		p = 6 + int(n)
 		f.region(RegionBrokerEntryMetadata, base, base+p)
 		bem := new(pulsarapi.BrokerEntryMetadata)
-		if err := d.unm.Unmarshal(rest[6:p], bem); err != nil {
+		if complete, err := d.unmarshal(rest[6:p], bem); err != nil {
 			f.addProblem(CodeProtobufInvalid, "broker entry metadata: %v", err)
 		} else {
 			f.BrokerEntryMetadata = bem
-			d.validate(bem, rest[6:p], &d.bemSchema, "broker_entry_metadata", -1)
+			d.validate(bem, rest[6:p], &d.bemSchema, "broker_entry_metadata", -1, complete)
 			d.check.flush(f)
 		}
 		if len(rest)-p < 2 || be16(rest[p:]) != MagicChecksum {
@@ -82,15 +82,17 @@ func (d *Decoder) decodePayload(f *Frame, rest []byte, base int) {
 	f.region(RegionMetadata, base+mstart, base+mend)
 	f.region(RegionPayload, base+mend, base+len(rest))
 	f.Payload = rest[mend:]
+	complete := false // old-style metadata: not checked yet
 	if md == nil {
 		md = d.newMetadata()
-		if err := d.unm.Unmarshal(rest[mstart:mend], md); err != nil {
+		var err error
+		if complete, err = d.unmarshal(rest[mstart:mend], md); err != nil {
 			f.addProblem(CodeProtobufInvalid, "message metadata: %v", err)
 			return
 		}
 	}
 	f.Metadata = md
-	d.validate(md, rest[mstart:mend], &d.mdSchema, "metadata", -1)
+	d.validate(md, rest[mstart:mend], &d.mdSchema, "metadata", -1, complete)
 	d.check.flush(f)
 	d.decodeMessage(f, md)
 }

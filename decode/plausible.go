@@ -3,7 +3,6 @@ package decode
 import (
 	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // Verdict is the outcome of a plausibility check of bytes that may start a frame.
@@ -97,22 +96,14 @@ func checkFrame(b []byte, maxFrameSize int) (v Verdict, need int, strong bool) {
 	return Likely, 0, false
 }
 
-// plausibleCommand parses the command and checks that exactly the
-// sub-command of its type is set.
+// plausibleCommand checks that exactly the sub-command of the type is
+// present and that the command parses.
 func plausibleCommand(b []byte, typ pulsarapi.BaseCommand_Type) bool {
-	var cmd pulsarapi.BaseCommand
-	if err := (proto.UnmarshalOptions{AllowPartial: true}).Unmarshal(b, &cmd); err != nil {
+	if _, _, subs := rawCommand(b); !onlySub(subs, int32(typ)) {
 		return false
 	}
-	subs, want := 0, false
-	cmd.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, _ protoreflect.Value) bool {
-		if fd.Message() != nil {
-			subs++
-			want = want || int32(fd.Number()) == int32(typ)
-		}
-		return true
-	})
-	return want && subs == 1
+	var cmd pulsarapi.BaseCommand
+	return (proto.UnmarshalOptions{AllowPartial: true}).Unmarshal(b, &cmd) == nil
 }
 
 // plausiblePayload checks the payload section of a SEND or MESSAGE frame.
