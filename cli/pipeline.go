@@ -148,7 +148,9 @@ func inputErr(name string, err error) error {
 	case errors.Is(err, capture.ErrNotCapture):
 		hint = " (pulsarscope reads pcap and pcapng files, optionally gzip-compressed)"
 	case errors.Is(err, capture.ErrEmpty):
-		hint = " (the file is empty)"
+		hint = " (nothing to read: was the capture still being written?)"
+	case errors.Is(err, capture.ErrIsDirectory):
+		hint = " (name a capture file inside it)"
 	case errors.Is(err, capture.ErrUnknownLinkType):
 		hint = " (supported: Ethernet, Linux SLL/SLL2, raw IP, BSD loopback)"
 	case errors.Is(err, fs.ErrPermission):

@@ -99,6 +99,20 @@ Like tshark, "pulsarscope -r FILE" is the same as "pulsarscope read FILE".`,
 			return runRead(cmd.Context(), e, ro, []string{ro.rootFile})
 		},
 	}
+	var cpuProfile, memProfile string
+	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile to this file (for reporting slowness)")
+	root.PersistentFlags().StringVar(&memProfile, "memprofile", "", "write a heap profile to this file when done")
+	var stopProfile func()
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		var err error
+		stopProfile, err = startProfiles(cpuProfile, memProfile)
+		return err
+	}
+	root.PersistentPostRun = func(cmd *cobra.Command, args []string) {
+		if stopProfile != nil {
+			stopProfile()
+		}
+	}
 	addReadFlags(root, ro)
 	root.Flags().StringVarP(&ro.rootFile, "read-file", "r", "", "read this capture file (tshark style; same as 'read FILE')")
 	root.AddCommand(newReadCmd(e))

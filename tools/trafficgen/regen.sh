@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # regen.sh — regenerate every committed capture in testdata/pcaps: each
 # scenario's .pcap and .expect.json, basic.pcapng, the fault variants (via
-# faults.sh when present) and README.md.
+# faults.sh when present), README.md, and the product's text golden files
+# (testdata/golden).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -36,6 +37,11 @@ if [ -x "$here/faults.sh" ] || [ -f "$here/faults.sh" ]; then
 fi
 
 "$work/labtool" readme -dir "$out"
+
+# The product's text golden files show these captures' ports and times:
+# rewrite them from the new captures (the JSON golden test checks the counts
+# against the new expect.json files on its own).
+go test ./cli -run 'TestGoldenText' -update >/dev/null
 
 for f in "$out"/*.pcap "$out"/*.pcapng; do
   printf '%s: %s packets (tcpdump -r)\n' "${f#"$root"/}" "$(tcpdump -r "$f" 2>/dev/null | wc -l)"
