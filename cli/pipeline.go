@@ -9,6 +9,8 @@ import (
 	"github.com/pulsarscope/pulsarscope/capture"
 	"github.com/pulsarscope/pulsarscope/decode"
 	"github.com/pulsarscope/pulsarscope/reassembly"
+	"github.com/pulsarscope/pulsarscope/render"
+	"github.com/pulsarscope/pulsarscope/track"
 )
 
 // pipelineConfig is what every command that reads packets shares.
@@ -172,12 +174,17 @@ func runRead(ctx context.Context, e *env, o *readOptions, files []string) error 
 		return err
 	}
 	pc.decode.KeepRaw = o.hex
+	flt, err := compileFilter(o.filter)
+	if err != nil {
+		return err
+	}
 	var (
-		sink  decode.Sink
+		sink  render.TrackWriter
 		flush func() error
 	)
 	switch {
 	case o.quiet:
+		pc.decode.LazyEntryMetadata = true // the summary reads no entry metadata
 		q := &quietSink{w: e.stdout, problems: map[string]int{}}
 		sink, flush = q, q.Flush
 	case o.output == "text":
@@ -196,7 +203,11 @@ func runRead(ctx context.Context, e *env, o *readOptions, files []string) error 
 	if o.count < 0 {
 		return usageErr("-c %d: the count must be 0 (no limit) or more", o.count)
 	}
-	problems, runErr := runFiles(ctx, e, files, pc, sink, o.count)
+	out, fs := withFilter(render.ForTrack(sink), flt)
+	problems, runErr := runTracked(ctx, e, files, pc, out, track.Options{}, o.twoPass, o.count)
+	if fs != nil && fs.err != nil {
+		fmt.Fprintf(e.stderr, "pulsarscope: warning: %v\n", fs.err)
+	}
 	if err := flush(); err != nil && runErr == nil {
 		if errors.Is(err, syscallEPIPE) {
 			return nil

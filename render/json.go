@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pulsarscope/pulsarscope/decode"
+	"github.com/pulsarscope/pulsarscope/track"
 )
 
 // TimeFormat is RFC 3339 with nanoseconds, as used for "ts" in every record.
@@ -71,7 +72,12 @@ func (j *JSON) appendProto(b []byte, m proto.Message) []byte {
 }
 
 func appendProblems(b []byte, ps []decode.Problem) []byte {
-	b = appendKey(b, "problems")
+	return appendProblemList(b, "problems", ps)
+}
+
+// appendProblemList writes ps as a list of {code, detail} under key.
+func appendProblemList(b []byte, key string, ps []decode.Problem) []byte {
+	b = appendKey(b, key)
 	b = append(b, '[')
 	for i, p := range ps {
 		if i > 0 {
@@ -116,7 +122,11 @@ type fmtDir struct {
 }
 
 // Frame writes one frame record.
-func (j *JSON) Frame(f *decode.Frame) {
+func (j *JSON) Frame(f *decode.Frame) { j.FrameInfo(f, nil) }
+
+// FrameInfo writes one frame record with the tracker's annotations (nil:
+// none), see docs/json.md.
+func (j *JSON) FrameInfo(f *decode.Frame, info *track.Info) {
 	b := append(j.b[:0], `{"n":`...)
 	b = strconv.AppendInt(b, int64(f.N), 10)
 	b = appendWhere(b, f.Time, connLike{f.Conn.ID, f.Conn.Client.String(), f.Conn.Server.String()}, fmtDir{f.Dir != 0, f.Dir.String()})
@@ -182,6 +192,9 @@ func (j *JSON) Frame(f *decode.Frame) {
 			b = append(b, '}')
 		}
 		b = append(b, ']')
+	}
+	if info != nil {
+		b = appendInfo(b, info)
 	}
 	b = appendProblems(b, f.Problems)
 	b = append(b, '}', '\n')

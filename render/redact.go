@@ -1,50 +1,56 @@
 package render
 
 import (
-	"strconv"
+	"bytes"
 
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
-
+	"github.com/pulsarscope/pulsarscope/decode"
 	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
 )
 
-// Redacted returns cmd itself when showSecrets is set or cmd carries no
-// secret, else a copy whose auth_data and original_auth_data fields (at any
-// depth) are replaced by the text "<redacted N bytes>".
+// Redacted returns cmd with its credentials replaced (decode.Redact), or
+// cmd itself when showSecrets is set.
 func Redacted(cmd *pulsarapi.BaseCommand, showSecrets bool) *pulsarapi.BaseCommand {
-	if showSecrets || cmd == nil || !hasSecret(cmd.ProtoReflect()) {
+	if showSecrets {
 		return cmd
 	}
-	c := proto.Clone(cmd).(*pulsarapi.BaseCommand)
-	redact(c.ProtoReflect())
-	return c
+	return decode.Redact(cmd)
 }
 
-func hasSecret(m protoreflect.Message) bool {
-	found := false
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case fd.Kind() == protoreflect.BytesKind && IsSecretField(fd) && !fd.IsList():
-			found = len(v.Bytes()) > 0
-		case fd.Kind() == protoreflect.MessageKind && !fd.IsList() && !fd.IsMap():
-			found = hasSecret(v.Message())
+// secrets lists the credential values cmd carries (the ones decode.Redact
+// replaces).
+func secrets(cmd *pulsarapi.BaseCommand) [][]byte {
+	var out [][]byte
+	add := func(b []byte) {
+		if len(b) > 0 {
+			out = append(out, b)
 		}
-		return !found
-	})
-	return found
+	}
+	if c := cmd.GetConnect(); c != nil {
+		add(c.AuthData)
+		add([]byte(c.GetOriginalAuthData()))
+	}
+	add(cmd.GetAuthResponse().GetResponse().GetAuthData())
+	add(cmd.GetAuthChallenge().GetChallenge().GetAuthData())
+	return out
 }
 
-func redact(m protoreflect.Message) {
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case fd.Kind() == protoreflect.BytesKind && IsSecretField(fd) && !fd.IsList():
-			if n := len(v.Bytes()); n > 0 {
-				m.Set(fd, protoreflect.ValueOfBytes([]byte("<redacted "+strconv.Itoa(n)+" bytes>")))
+// MaskedRaw returns the frame's raw bytes for a hex dump: raw itself when
+// showSecrets is set or the command carries no credentials, otherwise a
+// copy in which every credential's bytes are replaced by '*'.
+func MaskedRaw(f *decode.Frame, showSecrets bool) []byte {
+	if showSecrets || !decode.HasSecrets(f.Command) {
+		return f.Raw
+	}
+	out := bytes.Clone(f.Raw)
+	for _, s := range secrets(f.Command) {
+		for i := 0; ; {
+			j := bytes.Index(out[i:], s)
+			if j < 0 {
+				break
 			}
-		case fd.Kind() == protoreflect.MessageKind && !fd.IsList() && !fd.IsMap():
-			redact(v.Message())
+			copy(out[i+j:], bytes.Repeat([]byte{'*'}, len(s)))
+			i += j + len(s)
 		}
-		return true
-	})
+	}
+	return out
 }

@@ -34,8 +34,8 @@ const maxListed = 4
 // every populated scalar of the sub-command in schema order, message ids as
 // ledger:entry, secrets redacted unless showSecrets, then payload facts.
 func AppendSummary(b []byte, f *decode.Frame, showSecrets bool) []byte {
-	if sub := SubCommand(f.Command); sub != nil {
-		b = appendFields(b, sub, showSecrets)
+	if sub := SubCommand(Redacted(f.Command, showSecrets)); sub != nil {
+		b = appendFields(b, sub)
 	}
 	if f.Metadata != nil {
 		b = appendPayloadFacts(b, f)
@@ -43,7 +43,7 @@ func AppendSummary(b []byte, f *decode.Frame, showSecrets bool) []byte {
 	return b
 }
 
-func appendFields(b []byte, m protoreflect.Message, showSecrets bool) []byte {
+func appendFields(b []byte, m protoreflect.Message) []byte {
 	fields := m.Descriptor().Fields()
 	for i := 0; i < fields.Len(); i++ {
 		fd := fields.Get(i)
@@ -58,15 +58,19 @@ func appendFields(b []byte, m protoreflect.Message, showSecrets bool) []byte {
 			if isMessageID(fd.Message()) {
 				b = appendSep(b, fd)
 				b = appendMessageID(b, v.Message())
-			} else if secret := secretHolder(fd); secret != "" {
+			} else if ad, ok := v.Message().Interface().(*pulsarapi.AuthData); ok {
 				b = appendSep(b, fd)
 				b = append(b, "{auth_method_name="...)
-				b = append(b, v.Message().Get(v.Message().Descriptor().Fields().ByName("auth_method_name")).String()...)
+				b = append(b, ad.GetAuthMethodName()...)
+				if ad.AuthData != nil {
+					b = append(b, " auth_data="...)
+					b = appendBytes(b, ad.AuthData)
+				}
 				b = append(b, '}')
 			}
 		case fd.Kind() == protoreflect.BytesKind:
 			b = appendSep(b, fd)
-			b = appendBytes(b, fd, v.Bytes(), showSecrets)
+			b = appendBytes(b, v.Bytes())
 		default:
 			b = appendSep(b, fd)
 			b = appendScalar(b, fd, v)
@@ -157,32 +161,9 @@ func appendMessageID(b []byte, m protoreflect.Message) []byte {
 	return b
 }
 
-// IsSecretField reports whether a bytes field carries credentials.
-func IsSecretField(fd protoreflect.FieldDescriptor) bool {
-	switch fd.Name() {
-	case "auth_data", "original_auth_data":
-		return true
-	}
-	return false
-}
-
-// secretHolder names AuthData-typed message fields (auth challenges).
-func secretHolder(fd protoreflect.FieldDescriptor) string {
-	if fd.Message() != nil && fd.Message().Name() == "AuthData" {
-		return string(fd.Name())
-	}
-	return ""
-}
-
-func appendBytes(b []byte, fd protoreflect.FieldDescriptor, v []byte, showSecrets bool) []byte {
-	if IsSecretField(fd) && !showSecrets {
-		if len(v) == 0 {
-			return append(b, `""`...)
-		}
-		b = append(b, "<redacted "...)
-		b = strconv.AppendInt(b, int64(len(v)), 10)
-		return append(b, " bytes>"...)
-	}
+// appendBytes writes a bytes field: quoted when short printable text (a
+// redaction marker is), else its length.
+func appendBytes(b []byte, v []byte) []byte {
 	if isPrintable(v) {
 		return strconv.AppendQuote(b, string(v))
 	}
@@ -191,7 +172,7 @@ func appendBytes(b []byte, fd protoreflect.FieldDescriptor, v []byte, showSecret
 }
 
 func isPrintable(v []byte) bool {
-	if len(v) > 64 {
+	if len(v) > 1024 {
 		return false
 	}
 	for _, c := range v {

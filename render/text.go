@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pulsarscope/pulsarscope/decode"
+	"github.com/pulsarscope/pulsarscope/track"
 )
 
 // TextOptions says what the text writer shows.
@@ -81,7 +82,11 @@ func (t *Text) rel(ts time.Time) float64 {
 }
 
 // Frame writes one frame.
-func (t *Text) Frame(f *decode.Frame) {
+func (t *Text) Frame(f *decode.Frame) { t.FrameInfo(f, nil) }
+
+// FrameInfo writes one frame with the tracker's annotations (nil: none):
+// conformance problems on the line, the pairing in -V.
+func (t *Text) FrameInfo(f *decode.Frame, info *track.Info) {
 	src, dst := f.Conn.Client, f.Conn.Server
 	if f.Dir != 0 {
 		src, dst = dst, src
@@ -97,15 +102,24 @@ func (t *Text) Frame(f *decode.Frame) {
 		t.w.WriteByte(' ')
 		t.problem.Fprintf(t.w, "[%s: %s]", p.Code, p.Detail)
 	}
+	if info != nil {
+		for _, p := range info.Problems {
+			t.w.WriteByte(' ')
+			t.problem.Fprintf(t.w, "[%s: %s]", p.Code, p.Detail)
+		}
+	}
 	t.w.WriteByte('\n')
 	if t.opts.Verbose {
 		t.tree(f)
+		if info != nil {
+			t.w.Write(appendTrackLine(t.line[:0], info))
+		}
 	}
 	if t.opts.Payload {
 		t.payloads(f)
 	}
 	if t.opts.Hex && len(f.Raw) > 0 {
-		t.w.WriteString(hex.Dump(f.Raw))
+		t.w.WriteString(hex.Dump(MaskedRaw(f, t.opts.ShowSecrets)))
 	}
 }
 

@@ -23,7 +23,8 @@ else
   out=$2
 fi
 case $scenario in
-  basic|batching-compression|chunking|partitioned|subscriptions|errors|many|any|bulk) ;;
+  basic|batching-compression|chunking|partitioned|subscriptions|errors|many|any|auth|bulk) ;;
+  basic-batching|basic-lz4|basic-extra|basic-producer-error|basic-slow-lookup) ;; # variants of basic for pulsarscope diff
   *) echo "unknown scenario $scenario" >&2; usage ;;
 esac
 mkdir -p "$(dirname "$out")"
@@ -67,6 +68,9 @@ brokeropts=()
 case $scenario in
   batching-compression|partitioned) brokeropts+=(-entry-metadata) ;;
   bulk) brokeropts+=(-release-acked -lifetime 600s) ;;
+  basic-producer-error) brokeropts+=(-fail-first PRODUCER=ServiceNotReady) ;;
+  basic-slow-lookup) brokeropts+=(-delay LOOKUP=50ms) ;;
+  auth) brokeropts+=(-auth-challenge) ;;
 esac
 
 start=$(date +%s.%N)

@@ -10,6 +10,8 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
 )
 
 // Config chooses the broker's addresses and scripted behaviour.
@@ -37,6 +39,18 @@ type Config struct {
 	// acknowledged it (bounded memory for bulk runs; a later SEEK cannot
 	// replay it).
 	ReleaseAcked bool
+	// AuthChallenge makes the broker send an AUTH_CHALLENGE right after
+	// CONNECTED (auth refresh), which the client answers with AUTH_RESPONSE
+	// carrying its credentials again.
+	AuthChallenge bool
+	// Delays holds back every reply that answers a request type (key: the
+	// request's BaseCommand type name, e.g. "LOOKUP") for that long, to
+	// make a slower broker (traffic-lab variants for pulsarscope diff).
+	// Other replies are not held up behind a delayed one.
+	Delays map[string]time.Duration
+	// FailFirst makes the first request of a type (key: "PRODUCER" or
+	// "SUBSCRIBE") fail with that ServerError; later ones are served.
+	FailFirst map[string]pulsarapi.ServerError
 	// Log receives one JSON object per line for every connection event and
 	// every frame read or written. Nil discards the log.
 	Log io.Writer
@@ -59,6 +73,8 @@ type Broker struct {
 	nextReq  uint64
 	nextIdx  uint64
 	closed   bool
+	// failedFirst records the request types already failed by FailFirst.
+	failedFirst map[string]bool
 
 	wg sync.WaitGroup
 }

@@ -31,6 +31,10 @@ const (
 )
 
 func (c *conn) reply(answers string, bc *pulsarapi.BaseCommand) {
+	if d := c.b.cfg.Delays[answers]; d > 0 {
+		c.replyLater(d, outFrame{f: &Frame{Cmd: bc}, answers: answers})
+		return
+	}
 	c.send(outFrame{f: &Frame{Cmd: bc}, answers: answers})
 }
 
@@ -54,6 +58,9 @@ func (c *conn) note(format string, args ...any) {
 func (c *conn) handle(f *Frame) {
 	bc := f.Cmd
 	t := bc.GetType().String()
+	if c.failFirst(bc) {
+		return
+	}
 	switch bc.GetType() {
 	case pulsarapi.BaseCommand_CONNECT:
 		pv := bc.GetConnect().GetProtocolVersion()
@@ -64,6 +71,20 @@ func (c *conn) handle(f *Frame) {
 				MaxMessageSize:  proto.Int32(c.b.cfg.MaxMessageSize),
 			}
 		}))
+		if c.b.cfg.AuthChallenge {
+			c.reply("", cmd(pulsarapi.BaseCommand_AUTH_CHALLENGE, func(b *pulsarapi.BaseCommand) {
+				b.AuthChallenge = &pulsarapi.CommandAuthChallenge{
+					ServerVersion:   proto.String(ServerVersion),
+					ProtocolVersion: proto.Int32(pv),
+					Challenge: &pulsarapi.AuthData{
+						AuthMethodName: proto.String(bc.GetConnect().GetAuthMethodName()),
+						AuthData:       []byte("refresh"),
+					},
+				}
+			}))
+		}
+	case pulsarapi.BaseCommand_AUTH_RESPONSE:
+		// The client's renewed credentials: accepted as they are.
 	case pulsarapi.BaseCommand_PING:
 		c.reply(t, cmd(pulsarapi.BaseCommand_PONG, func(b *pulsarapi.BaseCommand) { b.Pong = &pulsarapi.CommandPong{} }))
 	case pulsarapi.BaseCommand_PONG:

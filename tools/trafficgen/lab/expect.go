@@ -31,6 +31,9 @@ func Description(scenario string) string {
 			"and a SEND_ERROR after which the client drops the connection, reconnects and resends.",
 		"many": "Five clients (five connections), each with four producers (batched and unbatched) and four Shared consumers: 20 producers, 20 consumers, 100 messages.",
 		"any":  "The basic flow captured on the 'any' pseudo-interface (Linux cooked capture v2, LINUX_SLL2).",
+		"auth": "A client authenticating with a (fake) token: CONNECT carries auth_method_name \"token\" and the token in auth_data; " +
+			"the broker sends AUTH_CHALLENGE right after CONNECTED and the client answers AUTH_RESPONSE with the token again; " +
+			"then 3 messages produced, consumed and acked. For checking that every output redacts secrets.",
 		"bulk": "High-rate LZ4-batched traffic on two topics until the capture reaches the requested size (performance work; not committed).",
 	}[scenario]
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
 	"github.com/pulsarscope/pulsarscope/tools/trafficgen/broker"
 )
 
@@ -32,8 +33,17 @@ func run() error {
 	flag.IntVar(&cfg.Partitions, "partitions", 3, "partitions of topics named \"...partitioned...\"")
 	flag.BoolVar(&cfg.BrokerEntryMetadata, "entry-metadata", false, "prefix MESSAGE payloads with BrokerEntryMetadata (0x0e02)")
 	flag.BoolVar(&cfg.ReleaseAcked, "release-acked", false, "drop payloads once acknowledged (bounded memory for bulk runs)")
+	flag.BoolVar(&cfg.AuthChallenge, "auth-challenge", false, "send AUTH_CHALLENGE after CONNECTED (auth refresh)")
 	flag.StringVar(&logPath, "log", "", "frame log (JSON lines); empty writes to stdout")
 	flag.StringVar(&readyPath, "ready", "", "file to create once listening")
+	cfg.Delays = map[string]time.Duration{}
+	flag.Func("delay", "hold back replies to a request type, TYPE=DURATION (e.g. LOOKUP=50ms; repeatable)", func(v string) error {
+		return broker.ParseDelay(cfg.Delays, v)
+	})
+	cfg.FailFirst = map[string]pulsarapi.ServerError{}
+	flag.Func("fail-first", "answer the first PRODUCER or SUBSCRIBE with an ERROR, TYPE=ServerError (e.g. PRODUCER=ServiceNotReady; repeatable)", func(v string) error {
+		return broker.ParseFailFirst(cfg.FailFirst, v)
+	})
 	flag.Parse()
 
 	var w io.Writer = os.Stdout

@@ -23,7 +23,7 @@ import (
 )
 
 // scenarioList names the scenarios the driver knows.
-const scenarioList = "basic, batching-compression, chunking, partitioned, subscriptions, errors, many, any, bulk"
+const scenarioList = "basic, batching-compression, chunking, partitioned, subscriptions, errors, many, any, auth, bulk; variants of basic for diff tests: basic-batching, basic-lz4, basic-extra, basic-producer-error, basic-slow-lookup"
 
 func main() {
 	url := flag.String("url", "pulsar://127.0.0.1:6650", "broker service URL")
@@ -148,6 +148,10 @@ func (d *driver) run(ctx context.Context, scenario string, timeout time.Duration
 		return d.many(ctx)
 	case "bulk":
 		return d.bulk(ctx)
+	case "auth":
+		return d.auth(ctx)
+	case "basic-batching", "basic-lz4", "basic-extra", "basic-producer-error", "basic-slow-lookup":
+		return d.basicVariant(ctx, scenario)
 	}
 	return fmt.Errorf("unknown scenario %q (known: %s)", scenario, scenarioList)
 }
