@@ -26,6 +26,8 @@ type readOptions struct {
 	strict       bool
 	events       bool
 	quiet        bool
+	filter       string
+	twoPass      bool
 }
 
 func addReadFlags(cmd *cobra.Command, o *readOptions) {
@@ -43,6 +45,8 @@ func addReadFlags(cmd *cobra.Command, o *readOptions) {
 	f.BoolVar(&o.strict, "strict", false, "exit 1 when any problem is found (for CI)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print no frames, only a summary at the end (decode and validate everything)")
 	f.BoolVar(&o.events, "events", false, "text output: also print stream events (connection open/close, gaps, skips)")
+	f.StringVarP(&o.filter, "display-filter", "Y", "", "show only frames matching this filter (docs/filters.md), e.g. 'type == \"SEND\" && latency_ms > 5'")
+	f.BoolVarP(&o.twoPass, "two-pass", "2", false, "read the input twice so requests show their response (stdin is spooled to a temporary file)")
 }
 
 func newReadCmd(e *env) *cobra.Command {

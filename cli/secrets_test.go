@@ -11,7 +11,7 @@ import (
 // unless --show-secrets is given, and then it must.
 func TestSecretsRedacted(t *testing.T) {
 	const token = "lab-token.eyJzdWIiOiJwdWxzYXJzY29wZS1sYWIifQ" // tools/trafficgen/cmd/driver LabToken
-	const b64 = "bGFiLXRva2Vu"                                     // base64 of "lab-token", as protojson writes bytes
+	const b64 = "bGFiLXRva2Vu"                                   // base64 of "lab-token", as protojson writes bytes
 	capture := "../testdata/pcaps/auth.pcap"
 	outputs := []struct {
 		name string

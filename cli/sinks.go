@@ -7,6 +7,7 @@ import (
 
 	"github.com/pulsarscope/pulsarscope/decode"
 	"github.com/pulsarscope/pulsarscope/render"
+	"github.com/pulsarscope/pulsarscope/track"
 )
 
 func newTextSink(e *env, o *readOptions, color bool) *render.Text {
@@ -28,13 +29,26 @@ type quietSink struct {
 	problems map[string]int
 }
 
-func (q *quietSink) Frame(f *decode.Frame) {
+// FrameInfo counts a frame and its decode and conformance problems.
+func (q *quietSink) FrameInfo(f *decode.Frame, info *track.Info) {
 	q.frames++
 	q.bytes += int64(f.Size)
 	for _, p := range f.Problems {
 		q.problems[p.Code]++
 	}
+	if info == nil {
+		return
+	}
+	for _, p := range info.Problems {
+		q.problems[p.Code]++
+	}
 }
+
+// Frame counts an untracked frame (decode.Sink).
+func (q *quietSink) Frame(f *decode.Frame) { q.FrameInfo(f, nil) }
+
+// Finding counts a conformance finding.
+func (q *quietSink) Finding(fd *track.Finding) { q.problems[fd.Problem.Code]++ }
 
 func (q *quietSink) Event(e *decode.Event) {
 	for _, p := range e.Problems {

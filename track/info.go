@@ -53,6 +53,8 @@ type Info struct {
 	Error string
 	// Problems are the conformance problems found on this frame.
 	Problems []decode.Problem
+
+	req, resp Link
 }
 
 // Topic returns the topic of the frame's producer or consumer, or of the
@@ -138,13 +140,13 @@ type Producer struct {
 
 // Consumer is a consumer as the tracker knows it.
 type Consumer struct {
-	Conn                     *reassembly.Conn
-	ID                       uint64
-	Topic, Subscription      string
-	Name                     string
-	SubType                  string
-	Closed                   bool
-	Created                  int
+	Conn                *reassembly.Conn
+	ID                  uint64
+	Topic, Subscription string
+	Name                string
+	SubType             string
+	Closed              bool
+	Created             int
 	// Permits is the flow-control balance: permits granted minus messages
 	// (batch entries) dispatched.
 	Permits int64

@@ -57,6 +57,7 @@ type Results struct {
 
 type later struct {
 	response *Link
+	request  *Link
 	ackedBy  []int
 	problems []problemRef
 }

@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/pulsarscope/pulsarscope/decode"
+	"github.com/pulsarscope/pulsarscope/track"
+	"github.com/pulsarscope/pulsarscope/track/filter"
+)
+
+// compileFilter compiles -Y (nil when empty) as a usage error with a caret.
+func compileFilter(src string) (*filter.Filter, error) {
+	if src == "" {
+		return nil, nil
+	}
+	f, err := filter.Compile(src)
+	if err != nil {
+		return nil, &exitError{code: ExitUsage, err: fmt.Errorf("-Y: %w", err)}
+	}
+	return f, nil
+}
+
+// filterSink passes on what the display filter accepts. Run-time filter
+// errors (a type mismatch on some frame) count as no match; the first is
+// kept for the user.
+type filterSink struct {
+	next track.Sink
+	f    *filter.Filter
+	err  error
+}
+
+func (s *filterSink) keep(ok bool, err error) bool {
+	if err != nil && s.err == nil {
+		s.err = err
+	}
+	return ok && err == nil
+}
+
+func (s *filterSink) Frame(f *decode.Frame, info *track.Info) {
+	if s.keep(s.f.Match(f, info)) {
+		s.next.Frame(f, info)
+	}
+}
+
+func (s *filterSink) Event(e *decode.Event) {
+	if s.keep(s.f.MatchEvent(e)) {
+		s.next.Event(e)
+	}
+}
+
+func (s *filterSink) Finding(fd *track.Finding) {
+	if s.keep(s.f.MatchFinding(fd)) {
+		s.next.Finding(fd)
+	}
+}
+
+// withFilter wraps sink in f (sink itself when f is nil).
+func withFilter(sink track.Sink, f *filter.Filter) (track.Sink, *filterSink) {
+	if f == nil {
+		return sink, nil
+	}
+	fs := &filterSink{next: sink, f: f}
+	return fs, fs
+}
+
+// nopTrackSink discards everything (first pass of -2).
+type nopTrackSink struct{}
+
+func (nopTrackSink) Frame(*decode.Frame, *track.Info) {}
+func (nopTrackSink) Event(*decode.Event)              {}
+func (nopTrackSink) Finding(*track.Finding)           {}
+
+// runTracked decodes files through a tracker into sink: one pass, or with
+// twoPass a first pass per file that only tracks, then the output pass with
+// its results. It returns the decode and conformance problem counts.
+func runTracked(ctx context.Context, e *env, files []string, pc pipelineConfig, sink track.Sink, opts track.Options, twoPass bool, maxFrames int) (int, error) {
+	if !twoPass {
+		tr := track.New(sink, opts)
+		n, err := runFiles(ctx, e, files, pc, tr, maxFrames)
+		return n + tr.Problems(), err
+	}
+	total := 0
+	for _, name := range files {
+		path, cleanup, err := rereadable(e, name)
+		if err != nil {
+			return total, err
+		}
+		first := opts
+		first.Record = true
+		tr1 := track.New(nopTrackSink{}, first)
+		if _, err := runFiles(ctx, e, []string{path}, pc, tr1, 0); err != nil {
+			cleanup()
+			return total, err
+		}
+		second := opts
+		second.Results = tr1.Results()
+		tr2 := track.New(sink, second)
+		n, err := runFiles(ctx, e, []string{path}, pc, tr2, maxFrames)
+		cleanup()
+		total += n + tr2.Problems()
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// rereadable returns a path that can be read twice: the file itself, or
+// stdin spooled to a temporary file.
+func rereadable(e *env, name string) (string, func(), error) {
+	if name != "-" {
+		return name, func() {}, nil
+	}
+	tmp, err := os.CreateTemp("", "pulsarscope-stdin-*.pcap")
+	if err != nil {
+		return "", nil, &exitError{code: ExitInput, err: fmt.Errorf("two passes over stdin need a temporary file: %w", err)}
+	}
+	cleanup := func() { tmp.Close(); os.Remove(tmp.Name()) }
+	if _, err := io.Copy(tmp, e.stdin); err != nil {
+		cleanup()
+		return "", nil, &exitError{code: ExitInput, err: fmt.Errorf("stdin: spooling for two passes: %w", err)}
+	}
+	return tmp.Name(), cleanup, nil
+}

@@ -1,0 +1,197 @@
+package track
+
+import (
+	"encoding/binary"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/pulsarscope/pulsarscope/decode"
+	pb "github.com/pulsarscope/pulsarscope/decode/pulsarapi"
+	"github.com/pulsarscope/pulsarscope/reassembly"
+)
+
+// wire is one frame of a synthetic conversation: its direction, the
+// seconds since the start, and the command (plus payload for SEND/MESSAGE).
+type wire struct {
+	dir     reassembly.Dir
+	at      float64
+	cmd     *pb.BaseCommand
+	payload bool
+}
+
+const c2s, s2c = reassembly.ClientToServer, reassembly.ServerToClient
+
+// encode writes a frame as a client or broker would.
+func encode(t testing.TB, w wire) []byte {
+	cmd, err := proto.Marshal(w.cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tail []byte
+	if w.payload {
+		md, _ := proto.Marshal(&pb.MessageMetadata{ProducerName: proto.String("p"), SequenceId: proto.Uint64(0), PublishTime: proto.Uint64(1)})
+		body := binary.BigEndian.AppendUint32(nil, uint32(len(md)))
+		body = append(append(body, md...), "hello"...)
+		tail = append([]byte{0x0e, 0x01}, binary.BigEndian.AppendUint32(nil, decode.CRC32C(body))...)
+		tail = append(tail, body...)
+	}
+	out := binary.BigEndian.AppendUint32(nil, uint32(4+len(cmd)+len(tail)))
+	out = binary.BigEndian.AppendUint32(out, uint32(len(cmd)))
+	return append(append(out, cmd...), tail...)
+}
+
+// play feeds frames through the real stream decoder and a Tracker.
+func play(t testing.TB, opts Options, frames []wire) *collector {
+	t.Helper()
+	c := &reassembly.Conn{ID: 1, HandshakeSeen: true, Client: netip.MustParseAddrPort("10.0.0.1:40000"),
+		Server: netip.MustParseAddrPort("10.0.0.2:6650"), FirstSeen: time.Unix(1000, 0)}
+	col := &collector{}
+	sd := decode.NewStreamDecoder(New(col, opts), decode.Options{})
+	sd.Open(c)
+	end := c.FirstSeen
+	for _, w := range frames {
+		end = c.FirstSeen.Add(time.Duration(w.at * float64(time.Second)))
+		sd.Data(c, w.dir, encode(t, w), end)
+	}
+	sd.Close(c, reassembly.CloseFIN, end)
+	for _, f := range col.frames {
+		for _, p := range f.problems {
+			if strings.HasPrefix(p.Code, "bad-") || p.Code == "protobuf-invalid" {
+				t.Fatalf("frame %d does not decode: %v", f.n, p)
+			}
+		}
+	}
+	return col
+}
+
+func typ(t pb.BaseCommand_Type) *pb.BaseCommand_Type { return &t }
+
+func connect(v int32) wire {
+	return wire{c2s, 0, &pb.BaseCommand{Type: typ(pb.BaseCommand_CONNECT), Connect: &pb.CommandConnect{ClientVersion: proto.String("t"), ProtocolVersion: proto.Int32(v)}}, false}
+}
+
+func connected(v int32, max int32) wire {
+	c := &pb.CommandConnected{ServerVersion: proto.String("b"), ProtocolVersion: proto.Int32(v)}
+	if max > 0 {
+		c.MaxMessageSize = proto.Int32(max)
+	}
+	return wire{s2c, 0.001, &pb.BaseCommand{Type: typ(pb.BaseCommand_CONNECTED), Connected: c}, false}
+}
+
+func lookup(rid uint64, topic string) wire {
+	return wire{c2s, 0.01, &pb.BaseCommand{Type: typ(pb.BaseCommand_LOOKUP), LookupTopic: &pb.CommandLookupTopic{Topic: proto.String(topic), RequestId: proto.Uint64(rid)}}, false}
+}
+
+func lookupResp(rid uint64, r pb.CommandLookupTopicResponse_LookupType, url string) wire {
+	return wire{s2c, 0.02, &pb.BaseCommand{Type: typ(pb.BaseCommand_LOOKUP_RESPONSE), LookupTopicResponse: &pb.CommandLookupTopicResponse{
+		RequestId: proto.Uint64(rid), Response: r.Enum(), BrokerServiceUrl: proto.String(url)}}, false}
+}
+
+func producer(rid, id uint64, topic string) wire {
+	return wire{c2s, 0.03, &pb.BaseCommand{Type: typ(pb.BaseCommand_PRODUCER), Producer: &pb.CommandProducer{Topic: proto.String(topic), ProducerId: proto.Uint64(id), RequestId: proto.Uint64(rid)}}, false}
+}
+
+func producerOK(rid uint64) wire {
+	return wire{s2c, 0.04, &pb.BaseCommand{Type: typ(pb.BaseCommand_PRODUCER_SUCCESS), ProducerSuccess: &pb.CommandProducerSuccess{RequestId: proto.Uint64(rid), ProducerName: proto.String("p")}}, false}
+}
+
+func send(id, seq uint64) wire {
+	return wire{c2s, 0.05, &pb.BaseCommand{Type: typ(pb.BaseCommand_SEND), Send: &pb.CommandSend{ProducerId: proto.Uint64(id), SequenceId: proto.Uint64(seq)}}, true}
+}
+
+func receipt(id, seq, ledger, entry uint64) wire {
+	return wire{s2c, 0.06, &pb.BaseCommand{Type: typ(pb.BaseCommand_SEND_RECEIPT), SendReceipt: &pb.CommandSendReceipt{ProducerId: proto.Uint64(id), SequenceId: proto.Uint64(seq),
+		MessageId: &pb.MessageIdData{LedgerId: proto.Uint64(ledger), EntryId: proto.Uint64(entry)}}}, false}
+}
+
+func subscribe(rid, id uint64) wire {
+	return wire{c2s, 0.03, &pb.BaseCommand{Type: typ(pb.BaseCommand_SUBSCRIBE), Subscribe: &pb.CommandSubscribe{Topic: proto.String("t"), Subscription: proto.String("s"),
+		SubType: pb.CommandSubscribe_Exclusive.Enum(), ConsumerId: proto.Uint64(id), RequestId: proto.Uint64(rid), ConsumerName: proto.String("c")}}, false}
+}
+
+func success(rid uint64) wire {
+	return wire{s2c, 0.04, &pb.BaseCommand{Type: typ(pb.BaseCommand_SUCCESS), Success: &pb.CommandSuccess{RequestId: proto.Uint64(rid)}}, false}
+}
+
+func flow(id uint64, n uint32) wire {
+	return wire{c2s, 0.05, &pb.BaseCommand{Type: typ(pb.BaseCommand_FLOW), Flow: &pb.CommandFlow{ConsumerId: proto.Uint64(id), MessagePermits: proto.Uint32(n)}}, false}
+}
+
+func message(id, ledger, entry uint64) wire {
+	return wire{s2c, 0.06, &pb.BaseCommand{Type: typ(pb.BaseCommand_MESSAGE), Message: &pb.CommandMessage{ConsumerId: proto.Uint64(id),
+		MessageId: &pb.MessageIdData{LedgerId: proto.Uint64(ledger), EntryId: proto.Uint64(entry)}}}, true}
+}
+
+func ack(id, ledger, entry uint64) wire {
+	return wire{c2s, 0.07, &pb.BaseCommand{Type: typ(pb.BaseCommand_ACK), Ack: &pb.CommandAck{ConsumerId: proto.Uint64(id), AckType: pb.CommandAck_Individual.Enum(),
+		MessageId: []*pb.MessageIdData{{LedgerId: proto.Uint64(ledger), EntryId: proto.Uint64(entry)}}}}, false}
+}
+
+func ping(d reassembly.Dir, at float64) wire {
+	return wire{d, at, &pb.BaseCommand{Type: typ(pb.BaseCommand_PING), Ping: &pb.CommandPing{}}, false}
+}
+
+func at(w wire, s float64) wire { w.at = s; return w }
+
+// TestConformance provokes each conformance problem once.
+func TestConformance(t *testing.T) {
+	hs := []wire{connect(20), connected(20, 0)}
+	with := func(ws ...wire) []wire { return append(append([]wire(nil), hs...), ws...) }
+	tests := []struct {
+		name   string
+		opts   Options
+		frames []wire
+		want   map[string]int
+	}{
+		{"clean", Options{}, with(lookup(0, "a"), lookupResp(0, pb.CommandLookupTopicResponse_Connect, "pulsar://x:6650"),
+			producer(1, 0, "a"), producerOK(1), send(0, 0), receipt(0, 0, 1, 1)), map[string]int{}},
+		{"unanswered", Options{}, with(lookup(0, "a")), map[string]int{CodeUnanswered: 1}},
+		{"timeout", Options{RequestTimeout: time.Second}, with(lookup(0, "a"), at(lookup(1, "b"), 5), at(lookupResp(1, 1, "pulsar://x:6650"), 5)),
+			map[string]int{CodeUnanswered: 1}},
+		{"response-without-request", Options{}, with(success(7)), map[string]int{CodeUnmatchedResponse: 1}},
+		{"request-id-reused", Options{}, with(lookup(3, "a"), lookup(3, "b"), lookupResp(3, 1, "pulsar://x:6650")),
+			map[string]int{CodeRequestIDReused: 1}},
+		{"send-unknown-producer", Options{}, with(send(9, 0), receipt(9, 0, 1, 1)), map[string]int{CodeUnknownProducer: 1}},
+		{"send-before-ready", Options{}, with(producer(1, 0, "a"), send(0, 0), producerOK(1), receipt(0, 0, 1, 1)),
+			map[string]int{CodeProducerNotReady: 1}},
+		{"permits-exceeded", Options{}, with(subscribe(1, 0), success(1), flow(0, 1), message(0, 1, 1), message(0, 1, 2)),
+			map[string]int{CodePermitsExceeded: 1}},
+		{"ack-not-delivered", Options{}, with(subscribe(1, 0), success(1), flow(0, 10), message(0, 1, 1), ack(0, 1, 1), ack(0, 1, 5)),
+			map[string]int{CodeAckNotDelivered: 1}},
+		{"command-too-new", Options{}, []wire{connect(6), connected(6, 0), lookup(0, "a"), lookupResp(0, 1, "pulsar://x:6650")},
+			map[string]int{CodeCommandTooNew: 2}},
+		{"before-connected", Options{}, []wire{connect(20), lookup(0, "a"), connected(20, 0), lookupResp(0, 1, "pulsar://x:6650")},
+			map[string]int{CodeBeforeConnected: 1}},
+		{"ping-unanswered", Options{}, with(ping(s2c, 1), at(lookup(0, "a"), 40), at(lookupResp(0, 1, "pulsar://x:6650"), 40)),
+			map[string]int{CodePingUnanswered: 1}},
+		{"frame-over-max-size", Options{}, []wire{connect(20), connected(20, 10), producer(1, 0, strings.Repeat("t", 11000)), producerOK(1)},
+			map[string]int{CodeFrameOverMaxSize: 1}},
+		{"error-response", Options{}, with(lookup(0, "a"), lookupResp(0, pb.CommandLookupTopicResponse_Failed, "")),
+			map[string]int{CodeErrorResponse: 1}},
+		{"redirect-loop", Options{}, with(lookup(0, "a"), lookupResp(0, pb.CommandLookupTopicResponse_Redirect, "pulsar://10.0.0.9:6650"),
+			lookup(1, "a"), lookupResp(1, pb.CommandLookupTopicResponse_Redirect, "pulsar://10.0.0.2:6650")),
+			map[string]int{CodeRedirectLoop: 1}},
+		{"message-id-backwards", Options{}, with(producer(1, 0, "a"), producerOK(1), send(0, 0), send(0, 1), receipt(0, 0, 5, 9), receipt(0, 1, 5, 3)),
+			map[string]int{CodeMessageIDBackwards: 1}},
+		{"state-evicted", Options{MaxPending: 1}, with(lookup(0, "a"), lookup(1, "b"), lookupResp(1, 1, "pulsar://x:6650")),
+			map[string]int{CodeStateEvicted: 1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			col := play(t, tc.opts, tc.frames)
+			got := col.codes()
+			if len(got) != len(tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+			for k, v := range tc.want {
+				if got[k] != v {
+					t.Errorf("got %v, want %v", got, tc.want)
+				}
+			}
+		})
+	}
+}

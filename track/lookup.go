@@ -1,0 +1,76 @@
+package track
+
+import (
+	"strings"
+
+	"github.com/pulsarscope/pulsarscope/decode"
+	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
+)
+
+// maxRedirects is the longest redirect chain accepted before it is
+// reported as a loop (the Java client gives up after a similar count).
+const maxRedirects = 8
+
+// chain is a topic's LOOKUP redirect chain: the brokers visited and the
+// response that redirected last.
+type chain struct {
+	visited []string
+	last    Link
+	pending bool // a redirect was answered and not yet followed
+}
+
+// onLookup links a LOOKUP to the redirect that caused it.
+func (t *Tracker) onLookup(c *conn, f *decode.Frame, info *Info, p *pending) {
+	ch := t.chains[p.topic]
+	if ch == nil || !ch.pending {
+		return
+	}
+	ch.pending = false
+	info.Redirect = &ch.last
+}
+
+// onLookupResponse extends or ends the topic's redirect chain.
+func (t *Tracker) onLookupResponse(c *conn, f *decode.Frame, info *Info, req *pending) {
+	r := f.Command.GetLookupTopicResponse()
+	if r.GetResponse() != pulsarapi.CommandLookupTopicResponse_Redirect {
+		delete(t.chains, req.topic)
+		return
+	}
+	ch := t.chains[req.topic]
+	if ch == nil {
+		ch = &chain{}
+		t.chains[req.topic] = ch
+	}
+	if len(ch.visited) == 0 || ch.visited[len(ch.visited)-1] != req.server {
+		ch.visited = append(ch.visited, req.server)
+	}
+	target := hostPort(r.GetBrokerServiceUrl())
+	if target == "" {
+		target = hostPort(r.GetBrokerServiceUrlTls())
+	}
+	loop := false
+	for _, v := range ch.visited {
+		if v == target {
+			loop = true
+		}
+	}
+	if loop || len(ch.visited) > maxRedirects {
+		t.problem(info, CodeRedirectLoop, "redirect of "+req.topic+" to "+target+" after visiting "+strings.Join(ch.visited, " → "))
+		delete(t.chains, req.topic)
+		return
+	}
+	ch.visited = append(ch.visited, target)
+	ch.last = Link{N: f.N, Type: f.Type, Latency: max(f.Time.Sub(req.t), 0)}
+	ch.pending = true
+}
+
+// hostPort strips the scheme and path of a pulsar:// or pulsar+ssl:// URL.
+func hostPort(u string) string {
+	if i := strings.Index(u, "://"); i >= 0 {
+		u = u[i+3:]
+	}
+	if i := strings.IndexByte(u, '/'); i >= 0 {
+		u = u[:i]
+	}
+	return u
+}

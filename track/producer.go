@@ -1,0 +1,74 @@
+package track
+
+import (
+	"github.com/pulsarscope/pulsarscope/decode"
+	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
+)
+
+// entries is the number of messages a payload frame carries.
+func entries(f *decode.Frame) int {
+	if md := f.Metadata; md != nil && md.NumMessagesInBatch != nil {
+		return int(md.GetNumMessagesInBatch())
+	}
+	if f.Type == pulsarapi.BaseCommand_SEND {
+		if n := f.Command.GetSend().NumMessages; n != nil {
+			return int(*n)
+		}
+	}
+	return 1
+}
+
+// onSend checks the producer and registers the SEND for its receipt.
+func (t *Tracker) onSend(c *conn, f *decode.Frame, info *Info) {
+	s := f.Command.GetSend()
+	info.Entries = entries(f)
+	pr := c.producers[s.GetProducerId()]
+	info.Producer = pr
+	switch {
+	case c.s.Partial:
+	case pr == nil:
+		t.problem(info, CodeUnknownProducer, "producer_id "+utoa(s.GetProducerId())+" was never created on this connection")
+	case pr.Closed:
+		t.problem(info, CodeUnknownProducer, "producer_id "+utoa(s.GetProducerId())+" was closed")
+	case !pr.Ready:
+		t.problem(info, CodeProducerNotReady, "producer_id "+utoa(s.GetProducerId())+" has no PRODUCER_SUCCESS yet (PRODUCER #"+itoa(int64(pr.Created))+")")
+	}
+	if t.takeEarly(c, info, f, sendKey{s.GetProducerId(), s.GetSequenceId()}, true) != nil {
+		return
+	}
+	t.addSend(c, &pending{n: f.N, t: f.Time, typ: f.Type, id: s.GetSequenceId(), producer: pr}, s.GetProducerId())
+}
+
+// onReceipt pairs SEND_RECEIPT or SEND_ERROR with its SEND (the oldest in
+// flight with that producer and sequence id: chunks share a sequence id and
+// are answered in order), and checks that message ids do not go backwards.
+func (t *Tracker) onReceipt(c *conn, f *decode.Frame, info *Info) {
+	var prod, seq uint64
+	if r := f.Command.GetSendReceipt(); r != nil {
+		prod, seq = r.GetProducerId(), r.GetSequenceId()
+	} else {
+		e := f.Command.GetSendError()
+		prod, seq = e.GetProducerId(), e.GetSequenceId()
+		info.Error = e.GetError().String()
+		t.problem(info, CodeErrorResponse, "SEND_ERROR: "+info.Error)
+	}
+	info.Producer = c.producers[prod]
+	if req := c.popSend(sendKey{prod, seq}, info.Producer); req != nil {
+		t.link(info, req, f)
+		if req.producer != nil {
+			info.Producer = req.producer
+		}
+	} else {
+		t.addEarly(c, f, sendKey{prod, seq}, true)
+	}
+	pr := info.Producer
+	r := f.Command.GetSendReceipt()
+	if pr == nil || r == nil || r.MessageId == nil {
+		return
+	}
+	l, e := r.MessageId.GetLedgerId(), r.MessageId.GetEntryId()
+	if pr.hasLast && (l < pr.lastLedger || (l == pr.lastLedger && e < pr.lastEntry)) {
+		t.problem(info, CodeMessageIDBackwards, "message id "+utoa(l)+":"+utoa(e)+" after "+utoa(pr.lastLedger)+":"+utoa(pr.lastEntry))
+	}
+	pr.lastLedger, pr.lastEntry, pr.hasLast = l, e, true
+}

@@ -1,0 +1,183 @@
+package stats
+
+import (
+	"sort"
+	"time"
+)
+
+// Report is the result of a stats run (the -o json document).
+type Report struct {
+	Commands      []Count           `json:"commands"`
+	SRT           []SRTRow          `json:"service_response_time"`
+	Conversations []ConversationRow `json:"conversations"`
+	Producers     []ProducerRow     `json:"producers"`
+	Consumers     []ConsumerRow     `json:"consumers"`
+	Problems      []ProblemRow      `json:"problems"`
+	Streams       []StreamRow       `json:"streams"`
+}
+
+// Count is the frames of one command type, by direction.
+type Count struct {
+	Type   string   `json:"type"`
+	Frames [2]int64 `json:"-"`
+	C2S    int64    `json:"c2s"`
+	S2C    int64    `json:"s2c"`
+	Bytes  int64    `json:"bytes"`
+}
+
+// SRTRow is the service response time of one request type, in microseconds.
+type SRTRow struct {
+	Request    string `json:"request"`
+	Count      int    `json:"count"`
+	MinUS      int64  `json:"min_us"`
+	P50US      int64  `json:"p50_us"`
+	P90US      int64  `json:"p90_us"`
+	P99US      int64  `json:"p99_us"`
+	MaxUS      int64  `json:"max_us"`
+	Unanswered int    `json:"unanswered"`
+}
+
+// ConversationRow is one connection.
+type ConversationRow struct {
+	Conn           int      `json:"conn"`
+	Client         string   `json:"client"`
+	Server         string   `json:"server"`
+	ClientVersion  string   `json:"client_version"`
+	ServerVersion  string   `json:"server_version"`
+	ClientProtocol int32    `json:"client_protocol"`
+	ServerProtocol int32    `json:"server_protocol"`
+	Producers      int      `json:"producers"`
+	Consumers      int      `json:"consumers"`
+	Topics         []string `json:"topics"`
+	Frames         int64    `json:"frames"`
+	Bytes          int64    `json:"bytes"`
+	DurationUS     int64    `json:"duration_us"`
+}
+
+// ProducerRow is one producer (by topic and name, across reconnects).
+type ProducerRow struct {
+	Topic       string   `json:"topic"`
+	Name        string   `json:"name"`
+	Sends       int64    `json:"sends"`
+	Messages    int64    `json:"messages"`
+	Batches     int64    `json:"batches"`
+	Bytes       int64    `json:"bytes"`
+	Compression []string `json:"compression"`
+	Receipts    int64    `json:"receipts"`
+	Errors      int64    `json:"errors"`
+	P50US       int64    `json:"publish_p50_us"`
+	P90US       int64    `json:"publish_p90_us"`
+	P99US       int64    `json:"publish_p99_us"`
+}
+
+// ConsumerRow is one consumer (by topic, subscription and name).
+type ConsumerRow struct {
+	Topic             string `json:"topic"`
+	Subscription      string `json:"subscription"`
+	Name              string `json:"name"`
+	SubType           string `json:"sub_type"`
+	Permits           int64  `json:"permits"`
+	MessageFrames     int64  `json:"message_frames"`
+	Messages          int64  `json:"messages"`
+	Acks              int64  `json:"acks"`
+	AckedMessages     int64  `json:"acked_message_frames"`
+	Redelivered       int64  `json:"redelivered"`
+	RedeliverRequests int64  `json:"redeliver_requests"`
+}
+
+// ProblemRow is one problem code with its first frames.
+type ProblemRow struct {
+	Code        string `json:"code"`
+	Count       int    `json:"count"`
+	FirstFrames []int  `json:"first_frames"`
+}
+
+// StreamRow is the byte accounting of one stream.
+type StreamRow struct {
+	Conn      int    `json:"conn"`
+	Dir       string `json:"dir"`
+	Seen      int64  `json:"seen"`
+	InFrames  int64  `json:"in_frames"`
+	Lost      int64  `json:"lost"`
+	Skipped   int64  `json:"skipped"`
+	Truncated int64  `json:"truncated"`
+	Ignored   int64  `json:"ignored"`
+}
+
+// Report builds the tables from what was collected.
+func (c *Collector) Report() *Report {
+	r := &Report{Commands: []Count{}, SRT: []SRTRow{}, Conversations: []ConversationRow{}, Producers: []ProducerRow{},
+		Consumers: []ConsumerRow{}, Problems: []ProblemRow{}, Streams: append([]StreamRow{}, c.streams...)}
+	for _, cnt := range c.counts {
+		cnt.C2S, cnt.S2C = cnt.Frames[0], cnt.Frames[1]
+		r.Commands = append(r.Commands, *cnt)
+	}
+	sort.Slice(r.Commands, func(i, j int) bool { return r.Commands[i].Type < r.Commands[j].Type })
+	for t, a := range c.srt {
+		row := SRTRow{Request: t, Count: len(a.lat), Unanswered: a.unanswered}
+		if len(a.lat) > 0 {
+			sortDur(a.lat)
+			row.MinUS, row.MaxUS = a.lat[0].Microseconds(), a.lat[len(a.lat)-1].Microseconds()
+			row.P50US, row.P90US, row.P99US = pct(a.lat, 50), pct(a.lat, 90), pct(a.lat, 99)
+		}
+		r.SRT = append(r.SRT, row)
+	}
+	sort.Slice(r.SRT, func(i, j int) bool { return r.SRT[i].Request < r.SRT[j].Request })
+	for _, cv := range c.convOrder {
+		row := cv.row
+		row.Producers, row.Consumers, row.Topics = len(cv.producers), len(cv.consumers), sortedKeys(cv.topics)
+		row.DurationUS = cv.last.Sub(cv.first).Microseconds()
+		r.Conversations = append(r.Conversations, row)
+	}
+	// Producers are merged by topic and name across reconnects (the name
+	// is known once PRODUCER_SUCCESS named the entity).
+	merged := map[string]*prodAcc{}
+	var order []*prodAcc
+	for _, a := range c.prodOrder {
+		key := a.p.Topic + "\x00" + a.p.Name
+		m := merged[key]
+		if m == nil {
+			m = &prodAcc{row: ProducerRow{Topic: a.p.Topic, Name: a.p.Name}, cmp: map[string]bool{}}
+			merged[key] = m
+			order = append(order, m)
+		}
+		m.row.Sends += a.row.Sends
+		m.row.Messages += a.row.Messages
+		m.row.Batches += a.row.Batches
+		m.row.Bytes += a.row.Bytes
+		m.row.Receipts += a.row.Receipts
+		m.row.Errors += a.row.Errors
+		m.lat = append(m.lat, a.lat...)
+		for k := range a.cmp {
+			m.cmp[k] = true
+		}
+	}
+	for _, a := range order {
+		row := a.row
+		row.Compression = sortedKeys(a.cmp)
+		if len(a.lat) > 0 {
+			sortDur(a.lat)
+			row.P50US, row.P90US, row.P99US = pct(a.lat, 50), pct(a.lat, 90), pct(a.lat, 99)
+		}
+		r.Producers = append(r.Producers, row)
+	}
+	for _, a := range c.consOrder {
+		r.Consumers = append(r.Consumers, a.row)
+	}
+	for _, p := range c.problems {
+		r.Problems = append(r.Problems, *p)
+	}
+	sort.Slice(r.Problems, func(i, j int) bool { return r.Problems[i].Code < r.Problems[j].Code })
+	return r
+}
+
+func sortDur(d []time.Duration) { sort.Slice(d, func(i, j int) bool { return d[i] < d[j] }) }
+
+// pct is the nearest-rank percentile of sorted durations, in microseconds.
+func pct(d []time.Duration, p int) int64 {
+	i := (p*len(d) + 99) / 100
+	if i < 1 {
+		i = 1
+	}
+	return d[i-1].Microseconds()
+}

@@ -1,0 +1,237 @@
+// Package stats aggregates tracked frames into the tables of
+// 'pulsarscope stats': counts by command, service response times,
+// conversations, producers, consumers, problems and byte accounting.
+package stats
+
+import (
+	"sort"
+	"time"
+
+	"github.com/pulsarscope/pulsarscope/decode"
+	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
+	"github.com/pulsarscope/pulsarscope/reassembly"
+	"github.com/pulsarscope/pulsarscope/track"
+)
+
+// maxFirstFrames is how many frame numbers a problem row lists.
+const maxFirstFrames = 5
+
+// Collector is a track.Sink that aggregates everything it is given. Call
+// Report at the end.
+type Collector struct {
+	counts    map[string]*Count
+	srt       map[string]*srtAcc
+	convs     map[*reassembly.Conn]*convAcc
+	convOrder []*convAcc
+	producers map[*track.Producer]*prodAcc
+	prodOrder []*prodAcc
+	consumers map[string]*consAcc
+	consOrder []*consAcc
+	problems  map[string]*ProblemRow
+	streams   []StreamRow
+}
+
+// New returns an empty Collector.
+func New() *Collector {
+	return &Collector{
+		counts: map[string]*Count{}, srt: map[string]*srtAcc{}, convs: map[*reassembly.Conn]*convAcc{},
+		producers: map[*track.Producer]*prodAcc{}, consumers: map[string]*consAcc{}, problems: map[string]*ProblemRow{},
+	}
+}
+
+type srtAcc struct {
+	lat        []time.Duration
+	unanswered int
+}
+
+type convAcc struct {
+	row                  ConversationRow
+	producers, consumers map[string]bool
+	topics               map[string]bool
+	first, last          time.Time
+}
+
+type prodAcc struct {
+	p   *track.Producer
+	row ProducerRow
+	lat []time.Duration
+	cmp map[string]bool
+}
+
+type consAcc struct{ row ConsumerRow }
+
+// Frame aggregates one frame.
+func (c *Collector) Frame(f *decode.Frame, info *track.Info) {
+	t := f.Type.String()
+	cnt := c.counts[t]
+	if cnt == nil {
+		cnt = &Count{Type: t}
+		c.counts[t] = cnt
+	}
+	cnt.Frames[f.Dir]++
+	cnt.Bytes += int64(f.Size)
+	for _, p := range f.Problems {
+		c.problem(p.Code, f.N)
+	}
+	cv := c.conv(f.Conn)
+	cv.row.Frames++
+	cv.row.Bytes += int64(f.Size)
+	if cv.first.IsZero() {
+		cv.first = f.Time
+	}
+	cv.last = f.Time
+	if info == nil {
+		return
+	}
+	for _, p := range info.Problems {
+		c.problem(p.Code, f.N)
+		if p.Code == track.CodeUnanswered { // on the request itself (two passes)
+			c.srtOf(t).unanswered++
+		}
+	}
+	if s := info.Session; s != nil {
+		cv.row.ClientVersion, cv.row.ServerVersion = s.ClientVersion, s.ServerVersion
+		cv.row.ClientProtocol, cv.row.ServerProtocol = s.ClientProtocol, s.ServerProtocol
+	}
+	if r := info.Request; r != nil && f.Dir == reassembly.ServerToClient || r != nil && r.Type == pulsarapi.BaseCommand_PING {
+		a := c.srtOf(r.Type.String())
+		a.lat = append(a.lat, r.Latency)
+	}
+	if p := info.Producer; p != nil {
+		cv.producers[p.Topic+"/"+p.Name] = true
+		cv.topics[p.Topic] = true
+		c.producer(f, info, p)
+	}
+	if cs := info.Consumer; cs != nil {
+		cv.consumers[cs.Topic+"/"+cs.Subscription+"/"+cs.Name] = true
+		cv.topics[cs.Topic] = true
+		c.consumer(f, info, cs)
+	}
+}
+
+func (c *Collector) producer(f *decode.Frame, info *track.Info, p *track.Producer) {
+	a := c.producers[p]
+	if a == nil {
+		a = &prodAcc{p: p, row: ProducerRow{Topic: p.Topic}, cmp: map[string]bool{}}
+		c.producers[p] = a
+		c.prodOrder = append(c.prodOrder, a)
+	}
+	switch f.Type {
+	case pulsarapi.BaseCommand_SEND:
+		a.row.Sends++
+		a.row.Messages += int64(info.Entries)
+		a.row.Bytes += int64(len(f.Payload))
+		if f.Metadata != nil {
+			if f.Metadata.NumMessagesInBatch != nil {
+				a.row.Batches++
+			}
+			a.cmp[f.Metadata.GetCompression().String()] = true
+		}
+	case pulsarapi.BaseCommand_SEND_RECEIPT:
+		a.row.Receipts++
+		if info.Request != nil {
+			a.lat = append(a.lat, info.Request.Latency)
+		}
+	case pulsarapi.BaseCommand_SEND_ERROR:
+		a.row.Errors++
+	}
+}
+
+func (c *Collector) consumer(f *decode.Frame, info *track.Info, cs *track.Consumer) {
+	key := cs.Topic + "\x00" + cs.Subscription + "\x00" + cs.Name
+	a := c.consumers[key]
+	if a == nil {
+		a = &consAcc{row: ConsumerRow{Topic: cs.Topic, Subscription: cs.Subscription, Name: cs.Name, SubType: cs.SubType}}
+		c.consumers[key] = a
+		c.consOrder = append(c.consOrder, a)
+	}
+	switch f.Type {
+	case pulsarapi.BaseCommand_FLOW:
+		a.row.Permits += int64(f.Command.GetFlow().GetMessagePermits())
+	case pulsarapi.BaseCommand_MESSAGE:
+		a.row.MessageFrames++
+		a.row.Messages += int64(info.Entries)
+		if info.RedeliveryOf > 0 || f.Command.GetMessage().GetRedeliveryCount() > 0 {
+			a.row.Redelivered++
+		}
+	case pulsarapi.BaseCommand_ACK:
+		a.row.Acks++
+		a.row.AckedMessages += int64(len(info.Acks))
+	case pulsarapi.BaseCommand_REDELIVER_UNACKNOWLEDGED_MESSAGES:
+		a.row.RedeliverRequests++
+	}
+}
+
+// Event aggregates a stream event (problems and, on close, accounting).
+func (c *Collector) Event(e *decode.Event) {
+	for _, p := range e.Problems {
+		c.problem(p.Code, 0)
+	}
+	if e.Kind == decode.EventClose && e.Stats != nil {
+		cv := c.conv(e.Conn)
+		if !e.Time.IsZero() {
+			cv.last = maxTime(cv.last, e.Time)
+		}
+		for d, s := range e.Stats {
+			c.streams = append(c.streams, StreamRow{Conn: e.Conn.ID, Dir: reassembly.Dir(d).String(), Seen: s.Seen,
+				InFrames: s.InFrames, Lost: s.Lost, Skipped: s.Skipped, Truncated: s.Truncated, Ignored: s.Ignored})
+		}
+	}
+}
+
+// Finding aggregates a conformance finding.
+func (c *Collector) Finding(fd *track.Finding) {
+	c.problem(fd.Problem.Code, fd.Frame)
+	if fd.Problem.Code == track.CodeUnanswered {
+		c.srtOf(fd.Type.String()).unanswered++
+	}
+}
+
+func (c *Collector) problem(code string, n int) {
+	r := c.problems[code]
+	if r == nil {
+		r = &ProblemRow{Code: code}
+		c.problems[code] = r
+	}
+	r.Count++
+	if n > 0 && len(r.FirstFrames) < maxFirstFrames {
+		r.FirstFrames = append(r.FirstFrames, n)
+	}
+}
+
+func (c *Collector) srtOf(t string) *srtAcc {
+	a := c.srt[t]
+	if a == nil {
+		a = &srtAcc{}
+		c.srt[t] = a
+	}
+	return a
+}
+
+func (c *Collector) conv(rc *reassembly.Conn) *convAcc {
+	cv := c.convs[rc]
+	if cv == nil {
+		cv = &convAcc{row: ConversationRow{Conn: rc.ID, Client: rc.Client.String(), Server: rc.Server.String(), ClientProtocol: -1, ServerProtocol: -1},
+			producers: map[string]bool{}, consumers: map[string]bool{}, topics: map[string]bool{}}
+		c.convs[rc] = cv
+		c.convOrder = append(c.convOrder, cv)
+	}
+	return cv
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
