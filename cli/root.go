@@ -116,6 +116,10 @@ Like tshark, "pulsarscope -r FILE" is the same as "pulsarscope read FILE".`,
 	addReadFlags(root, ro)
 	root.Flags().StringVarP(&ro.rootFile, "read-file", "r", "", "read this capture file (tshark style; same as 'read FILE')")
 	root.AddCommand(newReadCmd(e))
+	root.AddCommand(newDiffCmd(e))
+	root.AddCommand(newStatsCmd(e))
+	root.AddCommand(newCaptureCmd(e))
+	root.AddCommand(newTUICmd(e))
 	root.CompletionOptions.DisableDefaultCmd = true
 	return root
 }
