@@ -17,6 +17,7 @@ import (
 type pipelineConfig struct {
 	decode   decode.Options
 	assemble reassembly.Options
+	progress *progress // nil: no progress bar
 }
 
 func newPipelineConfig(maxFrameSize string, ports []uint, detect bool) (pipelineConfig, error) {
@@ -102,9 +103,13 @@ func runFile(ctx context.Context, e *env, name string, pc pipelineConfig, sink d
 		src *capture.Source
 		err error
 	)
-	if name == "-" {
+	switch {
+	case pc.progress != nil:
+		src, err = pc.progress.open(e, name)
+		defer pc.progress.end()
+	case name == "-":
 		src, err = capture.OpenReader("stdin", e.stdin)
-	} else {
+	default:
 		src, err = capture.Open(name)
 	}
 	if err != nil {
@@ -135,9 +140,12 @@ type runResult struct {
 // at the end of input, on an error, or when ctx is cancelled, with every
 // stream flushed in each case.
 func runSource(ctx context.Context, src *capture.Source, pc pipelineConfig, sink decode.Sink) (runResult, error) {
-	sd := decode.NewStreamDecoder(sink, pc.decode)
+	// Frames are decoded on other goroutines; sink is called from one of
+	// them, in order, and is done with when Wait returns.
+	sd := decode.NewParallelStreamDecoder(sink, pc.decode, 0)
 	asm := reassembly.New(sd, pc.assemble)
 	err := asm.Run(ctx, src)
+	sd.Wait()
 	return runResult{capture: src.Stats(), reassembly: asm.Stats(), decode: sd.Totals()}, err
 }
 
@@ -185,6 +193,9 @@ func runRead(ctx context.Context, e *env, o *readOptions, files []string) error 
 	switch {
 	case o.quiet:
 		pc.decode.LazyEntryMetadata = true // the summary reads no entry metadata
+		if pc.progress, err = newProgress(e, o.progress); err != nil {
+			return err
+		}
 		q := &quietSink{w: e.stdout, problems: map[string]int{}}
 		sink, flush = q, q.Flush
 	case o.output == "text":
@@ -197,8 +208,11 @@ func runRead(ctx context.Context, e *env, o *readOptions, files []string) error 
 	case o.output == "json":
 		j := newJSONSink(e, o)
 		sink, flush = j, j.Flush
+	case o.output == "transcript":
+		t := newTranscriptSink(e, o)
+		sink, flush = t, t.Flush
 	default:
-		return usageErr("-o %q: the formats are text and json", o.output)
+		return usageErr("-o %q: the formats are text, json and transcript", o.output)
 	}
 	if o.count < 0 {
 		return usageErr("-c %d: the count must be 0 (no limit) or more", o.count)

@@ -28,11 +28,12 @@ type readOptions struct {
 	quiet        bool
 	filter       string
 	twoPass      bool
+	progress     string
 }
 
 func addReadFlags(cmd *cobra.Command, o *readOptions) {
 	f := cmd.Flags()
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text or json (NDJSON, see docs/json.md)")
+	f.StringVarP(&o.output, "output", "o", "text", "output format: text, json (NDJSON, see docs/json.md) or transcript (normalised JSON for 'diff', see docs/diff.md)")
 	f.BoolVarP(&o.verbose, "verbose", "V", false, "print each frame's full decoded tree (like tshark -V)")
 	f.BoolVarP(&o.hex, "hex", "x", false, "add a hex dump of each frame")
 	f.BoolVar(&o.payload, "payload", false, "show message payloads (decompressed; text when printable, else hex)")
@@ -47,6 +48,7 @@ func addReadFlags(cmd *cobra.Command, o *readOptions) {
 	f.BoolVar(&o.events, "events", false, "text output: also print stream events (connection open/close, gaps, skips)")
 	f.StringVarP(&o.filter, "display-filter", "Y", "", "show only frames matching this filter (docs/filters.md), e.g. 'type == \"SEND\" && latency_ms > 5'")
 	f.BoolVarP(&o.twoPass, "two-pass", "2", false, "read the input twice so requests show their response (stdin is spooled to a temporary file)")
+	f.StringVar(&o.progress, "progress", "auto", "with -q, a progress bar on stderr: auto (when stderr is a terminal), always or never")
 }
 
 func newReadCmd(e *env) *cobra.Command {

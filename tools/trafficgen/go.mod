@@ -1,6 +1,6 @@
 module github.com/pulsarscope/pulsarscope/tools/trafficgen
 
-go 1.26
+go 1.26.7
 
 replace github.com/pulsarscope/pulsarscope => ../..
 
@@ -50,7 +50,7 @@ require (
 	golang.org/x/mod v0.35.0 // indirect
 	golang.org/x/net v0.55.0 // indirect
 	golang.org/x/oauth2 v0.28.0 // indirect
-	golang.org/x/sys v0.45.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.37.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
