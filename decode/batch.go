@@ -2,7 +2,11 @@ package decode
 
 import (
 	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
+	"google.golang.org/protobuf/proto"
 )
+
+// payloadSizeField is SingleMessageMetadata.payload_size.
+const payloadSizeField = 3
 
 // splitBatch splits an uncompressed batch payload into its entries: each a
 // 4-byte big-endian size, a SingleMessageMetadata and payload_size bytes.
@@ -10,7 +14,7 @@ func (d *Decoder) splitBatch(f *Frame, data []byte, want int32) {
 	if d.opts.Retain {
 		f.Entries = nil
 	} else {
-		f.Entries = d.entries[:0]
+		f.Entries = d.fb.entries[:0]
 	}
 	p := 0
 	for p < len(data) {
@@ -25,27 +29,85 @@ func (d *Decoder) splitBatch(f *Frame, data []byte, want int32) {
 			f.addProblem(CodeBatchMalformed, "entry %d: metadata size %d exceeds the %d bytes left", i, n, len(data)-p)
 			break
 		}
-		smm := new(pulsarapi.SingleMessageMetadata)
-		complete, err := d.unmarshal(data[p:p+int(n)], smm)
-		if err != nil {
-			f.addProblem(CodeProtobufInvalid, "batch entry %d metadata: %v", i, err)
-			break
+		meta := data[p : p+int(n)]
+		if d.smmSchema == nil {
+			d.smmSchema = newWireSchema((*pulsarapi.SingleMessageMetadata)(nil).ProtoReflect().Descriptor())
 		}
-		d.validate(smm, data[p:p+int(n)], &d.smmSchema, "entry", i, complete)
+		// The fast path: a clean SingleMessageMetadata (see wireSchema.clean)
+		// has nothing to report; its payload_size is read off the wire.
+		v, clean := d.smmTmpl.match(meta, data[p:])
+		if !clean {
+			if v, _, clean = d.smmSchema.clean(meta, 0, payloadSizeField); clean {
+				d.smmTmpl.add(d.smmSchema, meta, payloadSizeField)
+			}
+		}
+		ps := int32(v)
+		var smm *pulsarapi.SingleMessageMetadata
+		if !clean || !d.opts.LazyEntryMetadata {
+			if d.opts.LazyEntryMetadata {
+				if d.smm == nil {
+					d.smm = new(pulsarapi.SingleMessageMetadata)
+				}
+				smm = d.smm
+			} else {
+				smm = new(pulsarapi.SingleMessageMetadata)
+			}
+			if clean && proto.Unmarshal(meta, smm) != nil {
+				clean = false // cannot happen; let the full check tell
+			}
+			if !clean {
+				complete, err := d.unmarshal(meta, smm)
+				if err != nil {
+					f.addProblem(CodeProtobufInvalid, "batch entry %d metadata: %v", i, err)
+					break
+				}
+				d.validate(smm, meta, &d.smmSchema, "entry", i, complete)
+			}
+			ps = smm.GetPayloadSize()
+			if d.opts.LazyEntryMetadata {
+				smm = nil // only Entry.DecodeMetadata gives it out
+			}
+		}
 		p += int(n)
-		ps := smm.GetPayloadSize()
 		if ps < 0 || int64(ps) > int64(len(data)-p) {
 			f.addProblem(CodeBatchMalformed, "entry %d: payload_size %d exceeds the %d bytes left", i, ps, len(data)-p)
 			break
 		}
-		f.Entries = append(f.Entries, Entry{Metadata: smm, Payload: data[p : p+int(ps)]})
+		// Field by field: appending a composite literal copies it with
+		// typedmemmove, a call per entry.
+		es := f.Entries
+		if len(es) == cap(es) {
+			es = append(es, Entry{})[:len(es)]
+		}
+		es = es[:len(es)+1]
+		e := &es[len(es)-1]
+		e.Metadata, e.RawMetadata, e.Payload = smm, meta, data[p:p+int(ps)]
+		f.Entries = es
 		p += int(ps)
 	}
 	d.check.flush(f)
 	if !d.opts.Retain {
-		d.entries = f.Entries
+		d.fb.entries = f.Entries
 	}
 	if int64(len(f.Entries)) != int64(want) {
 		f.addProblem(CodeBatchCountMismatch, "num_messages_in_batch %d but the payload holds %d entries", want, len(f.Entries))
 	}
+}
+
+// DecodeMetadata returns the entry's SingleMessageMetadata: Metadata when
+// set, else RawMetadata decoded (and stored in Metadata). Without
+// Options.Retain it must be called during the Sink call, while RawMetadata
+// is valid. The decoder has already reported every problem of the
+// metadata; the error only says RawMetadata does not parse at all (such an
+// entry ends the batch and is not in Entries).
+func (e *Entry) DecodeMetadata() (*pulsarapi.SingleMessageMetadata, error) {
+	if e.Metadata != nil || e.RawMetadata == nil {
+		return e.Metadata, nil
+	}
+	m := new(pulsarapi.SingleMessageMetadata)
+	if err := (proto.UnmarshalOptions{AllowPartial: true}).Unmarshal(e.RawMetadata, m); err != nil {
+		return nil, err
+	}
+	e.Metadata = m
+	return m, nil
 }

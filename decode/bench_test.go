@@ -119,3 +119,57 @@ func BenchmarkPlausible(b *testing.B) {
 		}
 	}
 }
+
+// smallBatchFrame is like the lab's bulk traffic (Go client): an LZ4 batch
+// of 100 entries of 200 bytes, each with partition_key, payload_size and
+// sequence_id.
+func smallBatchFrame(b testing.TB) []byte {
+	var body []byte
+	p := bytes.Repeat([]byte("ABCDEFGHIJKLMNOPQRSTUVWXYZ"), 8)[:200]
+	for i := 0; i < 100; i++ {
+		smm := mustMarshal(b, &pulsarapi.SingleMessageMetadata{
+			PartitionKey: proto.String("0"),
+			PayloadSize:  proto.Int32(int32(len(p))),
+			SequenceId:   proto.Uint64(uint64(i)),
+		})
+		body = append(body, u32(uint32(len(smm)))...)
+		body = append(body, smm...)
+		body = append(body, p...)
+	}
+	md := baseMeta()
+	md.PartitionKey = proto.String("0")
+	md.Compression = pulsarapi.CompressionType_LZ4.Enum()
+	md.UncompressedSize = proto.Uint32(uint32(len(body)))
+	md.NumMessagesInBatch = proto.Int32(100)
+	return buildFrame(frameSpec{cmd: sendCmd(b), metadata: mustMarshal(b, md), payload: compress(b, pulsarapi.CompressionType_LZ4, body)})
+}
+
+// BenchmarkStreamBatchSmallLZ4: batches of many small entries, every
+// entry's metadata decoded.
+func BenchmarkStreamBatchSmallLZ4(b *testing.B) {
+	benchStream(b, bytes.Repeat(smallBatchFrame(b), 50), 64*1024, Options{})
+}
+
+// BenchmarkStreamBatchSmallLZ4Lazy: the same, entry metadata only checked
+// on the wire (read -q).
+func BenchmarkStreamBatchSmallLZ4Lazy(b *testing.B) {
+	benchStream(b, bytes.Repeat(smallBatchFrame(b), 50), 64*1024, Options{LazyEntryMetadata: true})
+}
+
+// BenchmarkSplitBatch: splitting a batch of 100 small entries (lazy
+// metadata), without decompression.
+func BenchmarkSplitBatch(b *testing.B) {
+	f := NewDecoder(Options{LazyEntryMetadata: true}).Decode(smallBatchFrame(b))
+	body := append([]byte(nil), f.Uncompressed...)
+	d := NewDecoder(Options{LazyEntryMetadata: true})
+	var fr Frame
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		fr.reset()
+		d.splitBatch(&fr, body, 100)
+		if len(fr.Problems) != 0 || len(fr.Entries) != 100 {
+			b.Fatal(fr.Problems)
+		}
+	}
+}

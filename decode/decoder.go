@@ -21,13 +21,13 @@ type Decoder struct {
 	unm   proto.UnmarshalOptions
 	check checker
 
-	// Reused when !opts.Retain.
-	frame   Frame
-	cmd     *pulsarapi.BaseCommand
-	md      *pulsarapi.MessageMetadata
-	sum     Checksum
-	dbuf    []byte
-	entries []Entry
+	// What the returned Frame points into when !opts.Retain: own, or the
+	// slot of a parallel batch.
+	fb  *frameBufs
+	own frameBufs
+
+	smm     *pulsarapi.SingleMessageMetadata // scratch, LazyEntryMetadata
+	smmTmpl templateCache                    // shapes of the last clean entry metadata
 	subs    []string
 
 	zstd *zstd.Decoder
@@ -35,6 +35,18 @@ type Decoder struct {
 
 	// Wire tables for the fast unknown-field scan, built on first use.
 	cmdSchema, mdSchema, smmSchema, bemSchema *wireSchema
+}
+
+// frameBufs are the Frame and buffers a Decoder reuses from one frame to
+// the next unless Options.Retain.
+type frameBufs struct {
+	frame   Frame
+	cmd     *pulsarapi.BaseCommand
+	md      *pulsarapi.MessageMetadata
+	bem     *pulsarapi.BrokerEntryMetadata
+	sum     Checksum
+	dbuf    []byte
+	entries []Entry
 }
 
 // validate looks for unset required fields and unknown fields in m,
@@ -58,7 +70,9 @@ func (d *Decoder) validate(m proto.Message, b []byte, ws **wireSchema, root stri
 // NewDecoder returns a Decoder with the given options (zero fields take
 // their defaults).
 func NewDecoder(opts Options) *Decoder {
-	return &Decoder{opts: opts.withDefaults(), unm: proto.UnmarshalOptions{AllowPartial: true}}
+	d := &Decoder{opts: opts.withDefaults(), unm: proto.UnmarshalOptions{AllowPartial: true}}
+	d.fb = &d.own
+	return d
 }
 
 // Decode decodes the single frame at the start of raw (from the totalSize
@@ -78,7 +92,7 @@ func (d *Decoder) Decode(raw []byte) (f *Frame) {
 	if d.opts.Retain {
 		f = new(Frame)
 	} else {
-		f = &d.frame
+		f = &d.fb.frame
 		f.reset()
 	}
 	defer func() {
@@ -195,13 +209,13 @@ func (d *Decoder) decodeCommand(f *Frame, b []byte) {
 	}
 
 	var cmd *pulsarapi.BaseCommand
-	if d.opts.Retain || d.cmd == nil {
+	if d.opts.Retain || d.fb.cmd == nil {
 		cmd = new(pulsarapi.BaseCommand)
 		if !d.opts.Retain {
-			d.cmd = cmd
+			d.fb.cmd = cmd
 		}
 	} else {
-		cmd = d.cmd
+		cmd = d.fb.cmd
 	}
 	complete, err := d.unmarshal(b, cmd)
 	if err != nil {

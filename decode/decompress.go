@@ -57,9 +57,9 @@ func (d *Decoder) decompress(f *Frame, md *pulsarapi.MessageMetadata) (out []byt
 		f.addProblem(CodeUnknownCompression, "compression %d not supported", int32(codec))
 		return nil, false
 	}
-	var lim *limitError
 	switch {
-	case errors.As(err, &lim):
+	case err == nil:
+	case isLimit(err):
 		f.addProblem(CodeDecompressionLimit, "%s payload: %v", codec, err)
 		return nil, false
 	case err != nil:
@@ -74,6 +74,13 @@ func (d *Decoder) decompress(f *Frame, md *pulsarapi.MessageMetadata) (out []byt
 
 type limitError struct{ limit int64 }
 
+// isLimit reports whether err is a *limitError (kept out of line: the
+// target of errors.As escapes, an allocation per call).
+func isLimit(err error) bool {
+	var lim *limitError
+	return errors.As(err, &lim)
+}
+
 func (e *limitError) Error() string {
 	return fmt.Sprintf("output exceeds the decompression limit of %d bytes", e.limit)
 }
@@ -84,16 +91,16 @@ func (d *Decoder) outBuf(n int) []byte {
 	if d.opts.Retain {
 		return make([]byte, 0, n)
 	}
-	if cap(d.dbuf) < n {
-		d.dbuf = make([]byte, 0, n)
+	if cap(d.fb.dbuf) < n {
+		d.fb.dbuf = make([]byte, 0, n)
 	}
-	return d.dbuf[:0]
+	return d.fb.dbuf[:0]
 }
 
 // keep records a grown buffer for reuse.
 func (d *Decoder) keep(b []byte) {
-	if !d.opts.Retain && cap(b) > cap(d.dbuf) {
-		d.dbuf = b[:0]
+	if !d.opts.Retain && cap(b) > cap(d.fb.dbuf) {
+		d.fb.dbuf = b[:0]
 	}
 }
 

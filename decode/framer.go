@@ -97,14 +97,20 @@ func (sd *StreamDecoder) fill(st *stream, data []byte, ts time.Time) []byte {
 	return data
 }
 
-// emit decodes one whole frame and hands it to the sink.
+// emit decodes one whole frame and hands it to the sink (or, in a
+// ParallelStreamDecoder, queues it for decoding).
 func (sd *StreamDecoder) emit(st *stream, raw []byte, ts time.Time) {
-	f := sd.dec.Decode(raw)
 	sd.n++
-	f.N, f.Time, f.Conn, f.Dir, f.Offset = sd.n, ts, st.conn, st.dir, st.offset
+	off := st.offset
 	st.offset += int64(len(raw))
 	st.stats.InFrames += int64(len(raw))
 	st.stats.Frames++
+	if sd.par != nil {
+		sd.par.frame(raw, sd.n, ts, st.conn, st.dir, off)
+		return
+	}
+	f := sd.dec.Decode(raw)
+	f.N, f.Time, f.Conn, f.Dir, f.Offset = sd.n, ts, st.conn, st.dir, off
 	sd.sink.Frame(f)
 }
 

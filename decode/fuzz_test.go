@@ -63,6 +63,10 @@ func checkWireScan(t *testing.T, data []byte) {
 			t.Fatalf("wire scan missed %v", c.unknown)
 		}
 	}
+	// A message the clean scan passes must be strictly valid, as each type.
+	for _, m := range []proto.Message{new(pulsarapi.SingleMessageMetadata), new(pulsarapi.BaseCommand), new(pulsarapi.MessageMetadata)} {
+		checkClean(t, data, m)
+	}
 }
 
 // balanceSink checks, as it goes, that frames and events account for the

@@ -30,8 +30,15 @@ type Options struct {
 	// Retain makes every Frame and Event handed to the Sink a fresh value
 	// that the Sink may keep: no slice of it aliases decoder buffers or the
 	// bytes passed to Data. Without Retain the decoder reuses Frame, Event,
-	// Command, Entries and buffers after the Sink call returns.
+	// Command, Metadata, BrokerEntryMetadata, Entries and buffers after the
+	// Sink call returns.
 	Retain bool
+	// LazyEntryMetadata leaves Entry.Metadata nil: each batch entry's
+	// SingleMessageMetadata is validated on the wire (same problems as
+	// when decoded) but only decoded on demand, by Entry.DecodeMetadata.
+	// For consumers that do not look at entry metadata (read -q); much
+	// faster on batches of many small messages.
+	LazyEntryMetadata bool
 }
 
 func (o Options) withDefaults() Options {

@@ -22,7 +22,7 @@ func (d *Decoder) decodePayload(f *Frame, rest []byte, base int) {
 		}
 		p = 6 + int(n)
 		f.region(RegionBrokerEntryMetadata, base, base+p)
-		bem := new(pulsarapi.BrokerEntryMetadata)
+		bem := d.newBrokerEntryMetadata()
 		if complete, err := d.unmarshal(rest[6:p], bem); err != nil {
 			f.addProblem(CodeProtobufInvalid, "broker entry metadata: %v", err)
 		} else {
@@ -43,7 +43,7 @@ func (d *Decoder) decodePayload(f *Frame, rest []byte, base int) {
 			f.addProblem(CodeBadMetadataSize, "checksum magic without a 4-byte checksum (%d bytes left)", len(rest)-p)
 			return
 		}
-		sum := &d.sum
+		sum := &d.fb.sum
 		if d.opts.Retain {
 			sum = new(Checksum)
 		}
@@ -180,8 +180,20 @@ func (d *Decoder) newMetadata() *pulsarapi.MessageMetadata {
 	if d.opts.Retain {
 		return new(pulsarapi.MessageMetadata)
 	}
-	if d.md == nil {
-		d.md = new(pulsarapi.MessageMetadata)
+	if d.fb.md == nil {
+		d.fb.md = new(pulsarapi.MessageMetadata)
 	}
-	return d.md
+	return d.fb.md
+}
+
+// newBrokerEntryMetadata returns the BrokerEntryMetadata to decode into:
+// the reused one unless frames are retained.
+func (d *Decoder) newBrokerEntryMetadata() *pulsarapi.BrokerEntryMetadata {
+	if d.opts.Retain {
+		return new(pulsarapi.BrokerEntryMetadata)
+	}
+	if d.fb.bem == nil {
+		d.fb.bem = new(pulsarapi.BrokerEntryMetadata)
+	}
+	return d.fb.bem
 }

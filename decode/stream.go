@@ -31,6 +31,7 @@ type StreamDecoder struct {
 	n      int
 	ev     Event
 	closed StreamStats
+	par    *ParallelStreamDecoder // frames are queued to it, not decoded
 }
 
 type connState struct {

@@ -26,7 +26,12 @@ func (c Checksum) OK() bool { return c.Stored == c.Computed }
 
 // Entry is one message of a batch: its SingleMessageMetadata and payload.
 type Entry struct {
+	// Metadata is the decoded SingleMessageMetadata; nil with
+	// Options.LazyEntryMetadata (use DecodeMetadata).
 	Metadata *pulsarapi.SingleMessageMetadata
+	// RawMetadata is the entry's SingleMessageMetadata as encoded. Like
+	// Payload, it aliases decoder buffers unless Options.Retain.
+	RawMetadata []byte
 	// Payload is the entry's (uncompressed) payload bytes.
 	Payload []byte
 }

@@ -1,6 +1,8 @@
 package decode
 
 import (
+	"encoding/binary"
+
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -13,7 +15,21 @@ import (
 // walk the decoded messages by reflection to name the fields.
 type wireSchema struct {
 	fields []wireField
+	// required has bit n set for each required field number n (< 64);
+	// reqBig says some required field number is 64 or more (clean then
+	// always defers to the full check).
+	required uint64
+	reqBig   bool
+	// tag1 classifies the one-byte tags (fields 1-15) for clean's fast
+	// path: tagVarint, tagBytes for plain scalar and bytes fields of the
+	// right wire type; 0 for the rest (general path).
+	tag1 [128]uint8
 }
+
+const (
+	tagVarint = 1 + iota
+	tagBytes
+)
 
 type wireField struct {
 	known  bool
@@ -55,6 +71,21 @@ func buildWireSchema(md protoreflect.MessageDescriptor, seen map[protoreflect.Fu
 			}
 		}
 		ws.fields[fd.Number()] = wf
+		if n := fd.Number(); n < 16 && wf.msg == nil && wf.enum == nil {
+			switch wf.wire {
+			case protowire.VarintType:
+				ws.tag1[byte(n)<<3|byte(protowire.VarintType)] = tagVarint
+			case protowire.BytesType:
+				ws.tag1[byte(n)<<3|byte(protowire.BytesType)] = tagBytes
+			}
+		}
+		if fd.Cardinality() == protoreflect.Required {
+			if fd.Number() < 64 {
+				ws.required |= 1 << uint(fd.Number())
+			} else {
+				ws.reqBig = true
+			}
+		}
 	}
 	return ws
 }
@@ -132,4 +163,268 @@ func (f *wireField) validPacked(b []byte) bool {
 		b = b[n:]
 	}
 	return true
+}
+
+// clean reports whether the encoded message b is plainly valid: it parses,
+// every field is in the schema with the wire type the schema gives it (no
+// packed variants), closed-enum values are known, and every required field
+// is present, at every level. A clean message unmarshals strictly without
+// error and without unknown fields, so the decoder has nothing to report
+// on it; anything else (false) goes through the full unmarshal and check,
+// which names the problem. clean may say false for odd but valid input.
+//
+// want names a top-level varint field whose last value is returned in v
+// (found says whether it occurs); 0 for none.
+func (ws *wireSchema) clean(b []byte, depth int, want protowire.Number) (v uint64, found, ok bool) {
+	if depth > 100 || ws.reqBig {
+		return 0, false, false
+	}
+	var seen uint64
+	for len(b) > 0 {
+		// Fast path: a one-byte tag of a plain field, a short value.
+		if c := b[0]; c < 0x80 && len(b) >= 2 {
+			switch ws.tag1[c] {
+			case tagVarint:
+				x, n := uint64(b[1]), 2
+				if x >= 0x80 {
+					if len(b) < 3 || b[2] >= 0x80 {
+						break // long varint: general path
+					}
+					x, n = x&0x7f|uint64(b[2])<<7, 3
+				}
+				seen |= 1 << (c >> 3)
+				if protowire.Number(c>>3) == want {
+					v, found = x, true
+				}
+				b = b[n:]
+				continue
+			case tagBytes:
+				if l := int(b[1]); l < 0x80 && l <= len(b)-2 {
+					seen |= 1 << (c >> 3)
+					b = b[2+l:]
+					continue
+				}
+			}
+		}
+		var tag uint64
+		if c := b[0]; c < 0x80 {
+			tag = uint64(c)
+			b = b[1:]
+		} else {
+			t, n := protowire.ConsumeVarint(b)
+			if n < 0 {
+				return 0, false, false
+			}
+			tag, b = t, b[n:]
+		}
+		num := tag >> 3
+		if num == 0 || num >= uint64(len(ws.fields)) {
+			return 0, false, false
+		}
+		f := &ws.fields[num]
+		typ := protowire.Type(tag & 7)
+		if !f.known || typ != f.wire {
+			return 0, false, false
+		}
+		if num < 64 {
+			seen |= 1 << num
+		}
+		switch typ {
+		case protowire.VarintType:
+			var x uint64
+			if len(b) > 0 && b[0] < 0x80 {
+				x = uint64(b[0])
+				b = b[1:]
+			} else {
+				y, n := protowire.ConsumeVarint(b)
+				if n < 0 {
+					return 0, false, false
+				}
+				x, b = y, b[n:]
+			}
+			if f.enum != nil && !f.enum[protoreflect.EnumNumber(int32(x))] {
+				return 0, false, false
+			}
+			if protowire.Number(num) == want {
+				v, found = x, true
+			}
+		case protowire.Fixed32Type:
+			if len(b) < 4 {
+				return 0, false, false
+			}
+			b = b[4:]
+		case protowire.Fixed64Type:
+			if len(b) < 8 {
+				return 0, false, false
+			}
+			b = b[8:]
+		case protowire.BytesType:
+			var l uint64
+			if len(b) > 0 && b[0] < 0x80 {
+				l = uint64(b[0])
+				b = b[1:]
+			} else {
+				y, n := protowire.ConsumeVarint(b)
+				if n < 0 {
+					return 0, false, false
+				}
+				l, b = y, b[n:]
+			}
+			if l > uint64(len(b)) {
+				return 0, false, false
+			}
+			if f.msg != nil {
+				if _, _, ok := f.msg.clean(b[:l], depth+1, 0); !ok {
+					return 0, false, false
+				}
+			}
+			b = b[l:]
+		default:
+			return 0, false, false
+		}
+	}
+	if seen&ws.required != ws.required {
+		return 0, false, false
+	}
+	return v, found, true
+}
+
+// wireTemplate is the shape of a clean message (see wireSchema.clean):
+// its bytes and, per byte, which bits a message of the same shape may
+// change. Batch entries of one producer share a shape, so most are
+// checked by comparing them to the previous one, a few instructions.
+// A message matches when it has the same length, the same tags, lengths,
+// varint boundaries, enum values and nested messages, differing only in
+// plain varint values and in string and bytes contents: it is then clean
+// too (proto2 does not check UTF-8).
+type wireTemplate struct {
+	prev, mask       []byte
+	wprev, wmask     []uint64 // the same a word at a time (mask 0 past the end)
+	wantOff, wantLen int      // last occurrence of the wanted varint's value
+	valid            bool
+}
+
+// build makes b, which clean accepted against ws, the template.
+func (t *wireTemplate) build(ws *wireSchema, b []byte, want protowire.Number) {
+	t.valid, t.wantLen = false, 0
+	t.prev = append(t.prev[:0], b...)
+	t.mask = t.mask[:0]
+	fixed := func(n int) {
+		for ; n > 0; n-- {
+			t.mask = append(t.mask, 0xff)
+		}
+	}
+	for p := 0; p < len(b); {
+		num, typ, n := protowire.ConsumeTag(b[p:])
+		if n < 0 || int(num) >= len(ws.fields) {
+			return
+		}
+		fixed(n)
+		p += n
+		m := protowire.ConsumeFieldValue(num, typ, b[p:])
+		if m < 0 {
+			return
+		}
+		f := &ws.fields[num]
+		if num == want && typ == protowire.VarintType {
+			t.wantOff, t.wantLen = p, m // the last one counts
+		}
+		switch {
+		case typ == protowire.VarintType && f.enum == nil && m < 10:
+			for j := 0; j < m; j++ {
+				t.mask = append(t.mask, 0x80) // the continuation bit stays
+			}
+		case typ == protowire.BytesType && f.msg == nil:
+			_, k := protowire.ConsumeVarint(b[p:])
+			fixed(k)
+			for j := k; j < m; j++ {
+				t.mask = append(t.mask, 0)
+			}
+		default:
+			fixed(m)
+		}
+		p += m
+	}
+	t.wprev, t.wmask = t.wprev[:0], t.wmask[:0]
+	for i := 0; i < len(b); i += 8 {
+		var pw, mw [8]byte
+		copy(pw[:], b[i:])
+		copy(mw[:], t.mask[i:])
+		t.wprev = append(t.wprev, binary.LittleEndian.Uint64(pw[:]))
+		t.wmask = append(t.wmask, binary.LittleEndian.Uint64(mw[:]))
+	}
+	t.valid = true
+}
+
+// match reports whether b has the template's shape (and so is clean),
+// with the value of the wanted varint (found false when absent). ext is b
+// and what follows it in memory (b == ext[:len(b)]): with 8 bytes of slack
+// the comparison goes a word at a time.
+func (t *wireTemplate) match(b, ext []byte) (v uint64, found, ok bool) {
+	n := len(b)
+	if !t.valid || n != len(t.prev) {
+		return 0, false, false
+	}
+	if w := len(t.wprev); len(ext) >= w*8 {
+		for i := 0; i < w; i++ {
+			if (binary.LittleEndian.Uint64(ext[i*8:])^t.wprev[i])&t.wmask[i] != 0 {
+				return 0, false, false
+			}
+		}
+	} else {
+		prev, mask := t.prev[:n], t.mask[:n]
+		for i, c := range b {
+			if (c^prev[i])&mask[i] != 0 {
+				return 0, false, false
+			}
+		}
+	}
+	if t.wantLen == 0 {
+		return 0, false, true
+	}
+	x := b[t.wantOff:]
+	switch t.wantLen {
+	case 1:
+		return uint64(x[0]), true, true
+	case 2:
+		return uint64(x[0]&0x7f) | uint64(x[1])<<7, true, true
+	}
+	v, _ = protowire.ConsumeVarint(x[:t.wantLen])
+	return v, true, true
+}
+
+// templateCache holds the templates of the last few shapes seen (the
+// producers of a capture each have theirs), most recently used first.
+type templateCache struct {
+	t [4]*wireTemplate
+}
+
+// match tries each template (see wireTemplate.match); the wanted field
+// must be present.
+func (c *templateCache) match(b, ext []byte) (v uint64, ok bool) {
+	for i, t := range c.t {
+		if t == nil {
+			return 0, false
+		}
+		if v, found, ok := t.match(b, ext); ok && found {
+			if i > 0 {
+				copy(c.t[1:i+1], c.t[:i])
+				c.t[0] = t
+			}
+			return v, true
+		}
+	}
+	return 0, false
+}
+
+// add makes b (clean) the first template, in place of the least recently
+// used one.
+func (c *templateCache) add(ws *wireSchema, b []byte, want protowire.Number) {
+	t := c.t[len(c.t)-1]
+	if t == nil {
+		t = new(wireTemplate)
+	}
+	copy(c.t[1:], c.t[:len(c.t)-1])
+	c.t[0] = t
+	t.build(ws, b, want)
 }

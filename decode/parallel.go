@@ -1,0 +1,385 @@
+package decode
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/pulsarscope/pulsarscope/reassembly"
+)
+
+// Batching of a ParallelStreamDecoder. Small batches keep what is in
+// flight (decoded frames waiting for their turn) small and in cache.
+const (
+	parMaxItems = 64       // frames and events per batch
+	parMaxRaw   = 16 << 10 // frame bytes per batch (a bigger frame gets a batch of its own)
+	parMaxDelay = 50 * time.Millisecond
+	parKeepRaw  = 1 << 20 // batch byte buffers above this are released after use
+	parBudget   = 2 << 20 // decode buffers a batch may hold (decompressed payloads, entries)
+)
+
+// ParallelStreamDecoder is a StreamDecoder that decodes frames on other
+// goroutines. Framing, resynchronisation, numbering and accounting stay on
+// the caller's goroutine (the reassembler's), exactly as in StreamDecoder;
+// each whole frame is copied into a batch, batches are decoded by workers,
+// each with its own Decoder, and a single goroutine hands frames and events
+// to the Sink in the order a StreamDecoder would, with the same values.
+//
+// The Sink is called from that goroutine, not the caller's; it must not
+// call the decoder's methods (Stats, Totals, Frames), whose figures are
+// the caller's to read. Frames reach the Sink at most parMaxDelay (50 ms)
+// after their last byte arrives, so live captures are not held up.
+// Memory is bounded: a fixed number of batches are in flight (the caller
+// blocks when they are all taken), each holding at most parBudget of
+// decode buffers; a frame that would take more (a big decompressed
+// payload) is decoded again, by the delivering goroutine, when its turn
+// comes.
+//
+// Call Wait after the last Close (the end of reassembly.Run): it delivers
+// what is queued and stops the goroutines. A panic in the Sink is re-raised
+// by Wait.
+type ParallelStreamDecoder struct {
+	*StreamDecoder
+	sink Sink
+	opts Options
+	// batch limits: parMaxItems and parMaxRaw (smaller in tests)
+	maxItems, maxRaw, budget int
+	deferred                 atomic.Int64 // frames decoded late (tests)
+
+	mu  sync.Mutex // guards cur and seq: the caller and the flush ticker
+	cur *pbatch
+	seq int
+
+	late *Decoder // the delivering goroutine's, for deferred frames
+
+	free chan *pbatch
+	work chan *pbatch
+	done chan *pbatch
+
+	workers   sync.WaitGroup
+	delivered chan struct{}
+	stop      chan struct{}
+	ticker    sync.WaitGroup
+	waited    bool
+	panicked  any // first panic of the Sink, re-raised by Wait
+}
+
+// pbatch is a run of consecutive frames and events.
+type pbatch struct {
+	seq   int
+	start time.Time // when its first item was added
+	items []pitem
+	raw   []byte       // the frames' bytes
+	slots []*frameBufs // per frame, what its decoded Frame points into
+}
+
+type pitem struct {
+	frame      bool
+	start, end int // of raw
+	n          int
+	ts         time.Time
+	conn       *reassembly.Conn
+	dir        reassembly.Dir
+	offset     int64
+	f          *Frame // decoded
+	deferred   bool   // too big to hold: decode at delivery
+	ev         Event  // an event (a copy unless Retain)
+	evp        *Event // the event itself (Retain)
+	stats      ConnStats
+	hasStats   bool
+}
+
+// NewParallelStreamDecoder returns a ParallelStreamDecoder decoding on
+// workers goroutines (0: GOMAXPROCS). With one worker or GOMAXPROCS 1 it
+// decodes on the caller's goroutine like a StreamDecoder (Wait is then
+// only a formality).
+func NewParallelStreamDecoder(sink Sink, opts Options, workers int) *ParallelStreamDecoder {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	p := &ParallelStreamDecoder{sink: sink, opts: opts.withDefaults(), maxItems: parMaxItems, maxRaw: parMaxRaw, budget: parBudget}
+	if workers < 2 {
+		p.StreamDecoder = NewStreamDecoder(sink, opts)
+		return p
+	}
+	p.StreamDecoder = NewStreamDecoder(parSink{p}, opts)
+	p.StreamDecoder.par = p
+	n := workers + 2
+	p.free = make(chan *pbatch, n)
+	p.work = make(chan *pbatch, n)
+	p.done = make(chan *pbatch, n)
+	for i := 0; i < n; i++ {
+		p.free <- &pbatch{}
+	}
+	for i := 0; i < workers; i++ {
+		p.workers.Add(1)
+		go p.worker()
+	}
+	p.delivered = make(chan struct{})
+	go p.deliver()
+	p.stop = make(chan struct{})
+	p.ticker.Add(1)
+	go p.tick()
+	return p
+}
+
+// Wait delivers everything queued to the Sink and stops the goroutines.
+// Call it once, after the last Close.
+func (p *ParallelStreamDecoder) Wait() {
+	if p.StreamDecoder.par == nil || p.waited {
+		return
+	}
+	p.waited = true
+	close(p.stop)
+	p.ticker.Wait()
+	p.mu.Lock()
+	p.flushLocked()
+	p.mu.Unlock()
+	close(p.work)
+	p.workers.Wait()
+	close(p.done)
+	<-p.delivered
+	if p.panicked != nil {
+		panic(p.panicked)
+	}
+}
+
+// item returns a new item at the end of the current batch (taking a free
+// batch if needed). p.mu is held.
+func (p *ParallelStreamDecoder) item() *pitem {
+	if p.cur == nil {
+		p.cur = <-p.free
+		p.cur.start = time.Now()
+	}
+	b := p.cur
+	if len(b.items) < cap(b.items) {
+		b.items = b.items[:len(b.items)+1]
+	} else {
+		b.items = append(b.items, pitem{})
+	}
+	it := &b.items[len(b.items)-1]
+	probs := it.ev.Problems[:0]
+	*it = pitem{}
+	it.ev.Problems = probs
+	return it
+}
+
+// frame queues a whole frame (called by StreamDecoder.emit).
+func (p *ParallelStreamDecoder) frame(raw []byte, n int, ts time.Time, c *reassembly.Conn, d reassembly.Dir, off int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock() // also if the framer's rescue catches a panic
+	if p.cur != nil && len(p.cur.raw) > 0 && len(p.cur.raw)+len(raw) > p.maxRaw {
+		p.flushLocked()
+	}
+	it := p.item()
+	b := p.cur
+	it.frame, it.n, it.ts, it.conn, it.dir, it.offset = true, n, ts, c, d, off
+	it.start = len(b.raw)
+	b.raw = append(b.raw, raw...)
+	it.end = len(b.raw)
+	if len(b.items) >= p.maxItems || len(b.raw) >= p.maxRaw {
+		p.flushLocked()
+	}
+}
+
+// parSink is the embedded StreamDecoder's Sink: events are queued in
+// order with the frames (which go through frame, never Frame).
+type parSink struct{ p *ParallelStreamDecoder }
+
+func (s parSink) Frame(*Frame)   { panic("decode: parallel frame not queued") }
+func (s parSink) Event(e *Event) { s.p.event(e) }
+
+// event queues a stream event.
+func (p *ParallelStreamDecoder) event(e *Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	it := p.item()
+	if p.opts.Retain {
+		it.evp = e
+	} else {
+		probs := append(it.ev.Problems, e.Problems...)
+		it.ev = *e
+		it.ev.Problems = probs
+		if e.Stats != nil {
+			it.stats, it.hasStats = *e.Stats, true
+			it.ev.Stats = nil // set at delivery: items move as the batch grows
+		}
+	}
+	if len(p.cur.items) >= p.maxItems {
+		p.flushLocked()
+	}
+}
+
+// flushLocked sends the current batch to the workers. p.mu is held.
+func (p *ParallelStreamDecoder) flushLocked() {
+	if p.cur == nil || len(p.cur.items) == 0 {
+		return
+	}
+	p.cur.seq = p.seq
+	p.seq++
+	p.work <- p.cur // never blocks: the channel holds every batch
+	p.cur = nil
+}
+
+// tick flushes a batch that has waited parMaxDelay (live captures).
+func (p *ParallelStreamDecoder) tick() {
+	defer p.ticker.Done()
+	t := time.NewTicker(parMaxDelay)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case now := <-t.C:
+			p.mu.Lock()
+			if p.cur != nil && now.Sub(p.cur.start) >= parMaxDelay {
+				p.flushLocked()
+			}
+			p.mu.Unlock()
+		}
+	}
+}
+
+func (p *ParallelStreamDecoder) worker() {
+	defer p.workers.Done()
+	dec := NewDecoder(p.opts)
+	for b := range p.work {
+		k, used := 0, 0
+		for i := range b.items {
+			it := &b.items[i]
+			if !it.frame {
+				continue
+			}
+			var fb *frameBufs
+			if !p.opts.Retain {
+				if k == len(b.slots) {
+					b.slots = append(b.slots, new(frameBufs))
+				}
+				fb = b.slots[k]
+				dec.fb = fb
+				k++
+			}
+			f := dec.Decode(b.raw[it.start:it.end])
+			f.N, f.Time, f.Conn, f.Dir, f.Offset = it.n, it.ts, it.conn, it.dir, it.offset
+			it.f = f
+			cost := bufCost(f, fb)
+			if used+cost > p.budget {
+				if fb != nil {
+					// Buffers the frame does not use go first.
+					if len(f.Entries) == 0 {
+						fb.entries = nil
+					}
+					if !aliases(f.Uncompressed, fb.dbuf) {
+						fb.dbuf = nil
+					}
+					cost = bufCost(f, fb)
+				}
+				if used+cost > p.budget {
+					it.f, it.deferred = nil, true
+					p.deferred.Add(1)
+					if fb != nil {
+						fb.dbuf, fb.entries = nil, nil
+					}
+					cost = 0
+				}
+			}
+			used += cost
+		}
+		dec.fb = &dec.own
+		p.done <- b
+	}
+}
+
+const entrySize = int(unsafe.Sizeof(Entry{}))
+
+// bufCost is the memory a decoded frame holds on to: its slot's buffers,
+// or with Retain its own decompressed payload and entries.
+func bufCost(f *Frame, fb *frameBufs) int {
+	if fb != nil {
+		return cap(fb.dbuf) + cap(fb.entries)*entrySize
+	}
+	n := len(f.Entries) * entrySize
+	if !aliases(f.Uncompressed, f.Payload) {
+		n += len(f.Uncompressed)
+	}
+	return n
+}
+
+// aliases reports whether a starts within b's capacity.
+func aliases(a, b []byte) bool {
+	if cap(a) == 0 || cap(b) == 0 {
+		return false
+	}
+	pa := uintptr(unsafe.Pointer(unsafe.SliceData(a)))
+	pb := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return pa >= pb && pa < pb+uintptr(cap(b))
+}
+
+// deliver hands the decoded batches to the Sink in order.
+func (p *ParallelStreamDecoder) deliver() {
+	defer close(p.delivered)
+	pending := map[int]*pbatch{}
+	next := 0
+	for b := range p.done {
+		pending[b.seq] = b
+		for {
+			nb, ok := pending[next]
+			if !ok {
+				break
+			}
+			delete(pending, next)
+			next++
+			if p.panicked == nil {
+				p.deliverBatch(nb)
+			}
+			p.recycle(nb)
+		}
+	}
+}
+
+func (p *ParallelStreamDecoder) deliverBatch(b *pbatch) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.panicked = r
+		}
+	}()
+	for i := range b.items {
+		it := &b.items[i]
+		switch {
+		case it.deferred:
+			if p.late == nil {
+				p.late = NewDecoder(p.opts)
+			}
+			f := p.late.Decode(b.raw[it.start:it.end])
+			f.N, f.Time, f.Conn, f.Dir, f.Offset = it.n, it.ts, it.conn, it.dir, it.offset
+			p.sink.Frame(f)
+		case it.frame:
+			p.sink.Frame(it.f)
+		case it.evp != nil:
+			p.sink.Event(it.evp)
+		default:
+			if it.hasStats {
+				it.ev.Stats = &it.stats
+			}
+			p.sink.Event(&it.ev)
+		}
+	}
+}
+
+// recycle returns a delivered batch to the free list, releasing what
+// would keep memory from an exceptional frame.
+func (p *ParallelStreamDecoder) recycle(b *pbatch) {
+	for i := range b.items {
+		it := &b.items[i]
+		it.f, it.conn, it.evp = nil, nil, nil
+		it.ev.Conn, it.ev.Stats = nil, nil
+	}
+	b.items = b.items[:0]
+	if cap(b.raw) > parKeepRaw {
+		b.raw = nil
+	}
+	b.raw = b.raw[:0]
+	p.free <- b
+}
