@@ -7,15 +7,16 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
 	"github.com/spf13/cobra"
 
 	"github.com/pulsarscope/pulsarscope/capture"
 	"github.com/pulsarscope/pulsarscope/capture/bpf"
-	"github.com/pulsarscope/pulsarscope/decode"
 	"github.com/pulsarscope/pulsarscope/reassembly"
-	"github.com/pulsarscope/pulsarscope/render"
 	"github.com/pulsarscope/pulsarscope/track"
 )
 
@@ -31,6 +32,8 @@ type captureOptions struct {
 	snaplen   int
 	bufferMiB int
 	noPromisc bool
+	tui       bool
+	idle      time.Duration
 }
 
 // liveOpenHook, when set (tests), is called once the capture is open.
@@ -44,15 +47,24 @@ func newCaptureCmd(e *env) *cobra.Command {
 		Long: `capture decodes the Pulsar traffic of a network interface live, with the same
 decoding and output as 'read'. Only TCP packets of the Pulsar ports (6650,
 6651 and --port; every TCP packet with --detect) reach pulsarscope: the kernel
-filters the rest. Ctrl-C ends the capture cleanly: open streams are flushed,
-the summary is printed and the -w file is complete.
+filters the rest. Ctrl-C ends the capture cleanly (exit 0): open streams are
+flushed, the summary is printed and the -w file is complete.
+
+Every output of 'read' works live: text and JSON are written as frames pass
+(-V, -x, --payload, --events, -Y); -q prints its summary at the end, with a
+spinner of the bytes captured on a terminal (--progress); -o transcript is a
+sorted whole-capture document, so it is written when the capture ends (bound
+it with -a or -c: it is kept in memory). --tui shows the frames in the
+terminal UI instead. A connection without packets for --idle-timeout is
+closed and its unanswered requests reported while the capture goes on.
 
 Backend: ` + backendHelp() + `. See docs/capture.md.`,
 		Example: `  sudo pulsarscope capture -D
   sudo pulsarscope capture -i lo
   sudo pulsarscope capture -i any -f 'host 10.0.0.5' -w pulsar.pcapng
   sudo pulsarscope capture -i eth0 --port 6652 -a duration:60 -q
-  sudo pulsarscope capture -i eth0 -w ring.pcap -b filesize:100000,files:10 -q`,
+  sudo pulsarscope capture -i eth0 -w ring.pcap -b filesize:100000,files:10 -q
+  sudo pulsarscope capture -i lo --tui`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCapture(cmd.Context(), e, o)
@@ -70,12 +82,13 @@ Backend: ` + backendHelp() + `. See docs/capture.md.`,
 	f.IntVarP(&o.bufferMiB, "buffer-size", "B", 16, "kernel capture buffer in MiB")
 	f.BoolVarP(&o.noPromisc, "no-promiscuous-mode", "p", false, "do not put the interface into promiscuous mode")
 	// Read flags that make no sense live (still parsed, refused when set).
-	for _, name := range []string{"two-pass", "progress"} {
+	for _, name := range []string{"two-pass"} {
 		if f.Lookup(name) != nil {
 			f.MarkHidden(name)
 		}
 	}
-	// TODO(--tui): add when the TUI exists.
+	f.DurationVar(&o.idle, "idle-timeout", reassembly.DefaultIdleTimeout, "close a connection after this long without packets (its unanswered requests are then reported), while the capture goes on")
+	f.BoolVar(&o.tui, "tui", false, "show the frames live in the terminal UI (docs/tui.md) instead of printing them; q quits")
 	return cmd
 }
 
@@ -188,13 +201,39 @@ func runCapture(ctx context.Context, e *env, o *captureOptions) error {
 	if err != nil {
 		return err
 	}
-	pc.decode.KeepRaw = ro.hex
+	if err := ro.limits.apply(&pc); err != nil {
+		return err
+	}
+	if o.idle <= 0 {
+		return usageErr("--idle-timeout %v: must be positive (e.g. 30s, 2m)", o.idle)
+	}
+	pc.assemble.IdleTimeout = o.idle
+	pc.idle = &idleTicker{}
 	if ro.twoPass {
 		return usageErr("-2: a live capture cannot be read twice (capture with -w, then read -2 the file)")
 	}
-	sink, trackProblems, flush, err := newCaptureOutput(e, ro, &pc)
-	if err != nil {
-		return err
+	// The output: read's (newOutput), fed by a tracker that gives up on
+	// requests unanswered for liveRequestTimeout; text and JSON are
+	// written out as they come (liveFlusher).
+	var (
+		out     *output
+		tr      *track.Tracker
+		flusher *liveFlusher
+	)
+	if o.tui {
+		if err := tuiConflicts(ro); err != nil {
+			return err
+		}
+	} else {
+		if out, err = newOutput(e, ro, &pc); err != nil {
+			return err
+		}
+		sink := out.sink
+		if out.streams {
+			flusher = &liveFlusher{next: sink, flush: out.flush}
+			sink = flusher
+		}
+		tr = track.New(sink, track.Options{MaxPending: pc.maxPending, RequestTimeout: liveRequestTimeout})
 	}
 
 	// The kernel filter: the Pulsar ports (and TLS port), or all of TCP
@@ -208,11 +247,14 @@ func runCapture(ctx context.Context, e *env, o *captureOptions) error {
 	lopts := capture.LiveOptions{
 		Interface: o.iface, Ports: ports, Filter: o.filter, Snaplen: o.snaplen,
 		BufferSize: o.bufferMiB << 20, NoPromiscuous: o.noPromisc,
-		// Idle: the file stays readable while nothing arrives.
+		// Idle: the file stays readable while nothing arrives, and idle
+		// connections are closed without waiting for a packet.
 		Idle: func() {
 			if dumper != nil {
 				dumper.Flush()
 			}
+			pc.idle.tick()
+			flusher.idle()
 		},
 	}
 	live, err := capture.OpenLive(lopts)
@@ -240,6 +282,16 @@ func runCapture(ctx context.Context, e *env, o *captureOptions) error {
 		ctx, stop = context.WithTimeout(ctx, duration)
 		defer stop()
 	}
+	if o.tui {
+		// The TUI runs until q (or -a): it stops the capture itself.
+		err := runCaptureTUI(ctx, e, o.iface, live, raw, pc, ro.showSecrets)
+		if dumper != nil {
+			if werr := dumper.Close(); werr != nil && err == nil {
+				err = &exitError{code: ExitInput, err: fmt.Errorf("-w: %v", werr)}
+			}
+		}
+		return err
+	}
 	// Whatever ends the run (Ctrl-C, -a, -c) stops the socket's reads; the
 	// pipeline then sees the end of input and flushes every stream.
 	done := make(chan struct{})
@@ -251,11 +303,17 @@ func runCapture(ctx context.Context, e *env, o *captureOptions) error {
 		case <-done:
 		}
 	}()
-	ls := &limitSink{Sink: sink, max: ro.count, cancel: cancel}
+	ls := &limitSink{Sink: tr, max: ro.count, cancel: cancel}
+	if pc.progress != nil {
+		// -q on a terminal: bytes captured and the rate, on stderr.
+		raw = countingRaw{raw, &pc.progress.read}
+		pc.progress.start(o.iface, -1)
+	}
 	src := capture.NewSource(o.iface, raw)
 	start := time.Now()
 	res, runErr := runSource(ctx, src, pc, ls)
 	elapsed := time.Since(start)
+	pc.progress.end()
 	if ctx.Err() != nil {
 		runErr = nil // stopped by Ctrl-C, -a or -c: a normal end for a capture
 	}
@@ -263,8 +321,8 @@ func runCapture(ctx context.Context, e *env, o *captureOptions) error {
 	if dumper != nil {
 		werr = dumper.Close()
 	}
-	ferr := flush()
-	problems := ls.problems + trackProblems()
+	ferr := out.finish()
+	problems := ls.problems + tr.Problems()
 	live.Close()
 	ks, _ := live.Stats()
 	summary := e.stderr
@@ -289,47 +347,34 @@ func runCapture(ctx context.Context, e *env, o *captureOptions) error {
 	return nil
 }
 
-// newCaptureOutput builds read's output for capture: the same writer
-// (-q, -o text|json), display filter (-Y) and tracker. It mirrors runRead
-// (kept apart so that read's code stays untouched while it changes; the
-// live test checks that both print the same). The returned sink goes
-// under limitSink; problems() adds the tracker's conformance problems.
-func newCaptureOutput(e *env, o *readOptions, pc *pipelineConfig) (sink decode.Sink, problems func() int, finish func() error, err error) {
-	flt, err := compileFilter(o.filter)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	var (
-		w     render.TrackWriter
-		flush func() error
-	)
-	switch {
-	case o.quiet:
-		pc.decode.LazyEntryMetadata = true // the summary reads no entry metadata
-		q := &quietSink{w: e.stdout, problems: map[string]int{}}
-		w, flush = q, q.Flush
-	case o.output == "text":
-		color, err := useColor(e, o.color, e.stdout)
-		if err != nil {
-			return nil, nil, nil, err
+// tuiConflicts refuses the output flags that --tui replaces.
+func tuiConflicts(o *readOptions) error {
+	for _, c := range []struct {
+		set  bool
+		flag string
+	}{
+		{o.output != "text", "-o"}, {o.quiet, "-q"}, {o.verbose, "-V"}, {o.hex, "-x"},
+		{o.payload, "--payload"}, {o.events, "--events"}, {o.filter != "", "-Y (type the filter in the TUI: f)"},
+		{o.count > 0, "-c"}, {o.strict, "--strict"},
+	} {
+		if c.set {
+			return usageErr("--tui shows the frames in the terminal UI: %s does not apply", c.flag)
 		}
-		t := newTextSink(e, o, color)
-		w, flush = t, t.Flush
-	case o.output == "json":
-		j := newJSONSink(e, o)
-		w, flush = j, j.Flush
-	default:
-		return nil, nil, nil, usageErr("-o %q: the formats are text and json", o.output)
 	}
-	out, fs := withFilter(render.ForTrack(w), flt)
-	tr := track.New(out, track.Options{})
-	finish = func() error {
-		if fs != nil && fs.err != nil {
-			fmt.Fprintf(e.stderr, "pulsarscope: warning: %v\n", fs.err)
-		}
-		return flush()
-	}
-	return tr, tr.Problems, finish, nil
+	return nil
+}
+
+// countingRaw counts the bytes a live capture reads, for the -q progress
+// spinner.
+type countingRaw struct {
+	capture.RawSource
+	n *atomic.Int64
+}
+
+func (c countingRaw) ReadRaw() ([]byte, gopacket.CaptureInfo, layers.LinkType, error) {
+	data, ci, lt, err := c.RawSource.ReadRaw()
+	c.n.Add(int64(len(data)))
+	return data, ci, lt, err
 }
 
 // liveErr words a live-capture failure: what, where, what to do.

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"time"
 
 	"github.com/pulsarscope/pulsarscope/capture"
 	"github.com/pulsarscope/pulsarscope/decode"
 	"github.com/pulsarscope/pulsarscope/reassembly"
-	"github.com/pulsarscope/pulsarscope/render"
 	"github.com/pulsarscope/pulsarscope/track"
 )
 
@@ -18,6 +18,26 @@ type pipelineConfig struct {
 	decode   decode.Options
 	assemble reassembly.Options
 	progress *progress // nil: no progress bar
+	// idle, when set (live captures), is given the Assembler while
+	// runSource runs, so that the capture's Idle callback can advance
+	// its clock while no packets arrive.
+	idle *idleTicker
+	// maxPending is track.Options.MaxPending (--max-pending; 0: default).
+	maxPending int
+}
+
+// idleTicker advances a live capture's reassembly clock while no packets
+// arrive: capture.LiveOptions.Idle calls tick from ReadRaw, that is on the
+// goroutine running the Assembler (inside Assembler.Run), every poll
+// timeout (100 ms) without packets. Idle connections are then closed and
+// overdue gaps flushed during a long capture, as a packet arriving now
+// would do, instead of at its end.
+type idleTicker struct{ asm *reassembly.Assembler }
+
+func (t *idleTicker) tick() {
+	if t != nil && t.asm != nil {
+		t.asm.Tick(time.Now())
+	}
 }
 
 func newPipelineConfig(maxFrameSize string, ports []uint, detect bool) (pipelineConfig, error) {
@@ -144,6 +164,10 @@ func runSource(ctx context.Context, src *capture.Source, pc pipelineConfig, sink
 	// them, in order, and is done with when Wait returns.
 	sd := decode.NewParallelStreamDecoder(sink, pc.decode, 0)
 	asm := reassembly.New(sd, pc.assemble)
+	if pc.idle != nil {
+		pc.idle.asm = asm
+		defer func() { pc.idle.asm = nil }()
+	}
 	err := asm.Run(ctx, src)
 	sd.Wait()
 	return runResult{capture: src.Stats(), reassembly: asm.Stats(), decode: sd.Totals()}, err
@@ -181,48 +205,18 @@ func runRead(ctx context.Context, e *env, o *readOptions, files []string) error 
 	if err != nil {
 		return err
 	}
-	pc.decode.KeepRaw = o.hex
-	flt, err := compileFilter(o.filter)
-	if err != nil {
+	if err := o.limits.apply(&pc); err != nil {
 		return err
 	}
-	var (
-		sink  render.TrackWriter
-		flush func() error
-	)
-	switch {
-	case o.quiet:
-		pc.decode.LazyEntryMetadata = true // the summary reads no entry metadata
-		if pc.progress, err = newProgress(e, o.progress); err != nil {
-			return err
-		}
-		q := &quietSink{w: e.stdout, problems: map[string]int{}}
-		sink, flush = q, q.Flush
-	case o.output == "text":
-		color, err := useColor(e, o.color, e.stdout)
-		if err != nil {
-			return err
-		}
-		t := newTextSink(e, o, color)
-		sink, flush = t, t.Flush
-	case o.output == "json":
-		j := newJSONSink(e, o)
-		sink, flush = j, j.Flush
-	case o.output == "transcript":
-		t := newTranscriptSink(e, o)
-		sink, flush = t, t.Flush
-	default:
-		return usageErr("-o %q: the formats are text, json and transcript", o.output)
+	out, err := newOutput(e, o, &pc)
+	if err != nil {
+		return err
 	}
 	if o.count < 0 {
 		return usageErr("-c %d: the count must be 0 (no limit) or more", o.count)
 	}
-	out, fs := withFilter(render.ForTrack(sink), flt)
-	problems, runErr := runTracked(ctx, e, files, pc, out, track.Options{}, o.twoPass, o.count)
-	if fs != nil && fs.err != nil {
-		fmt.Fprintf(e.stderr, "pulsarscope: warning: %v\n", fs.err)
-	}
-	if err := flush(); err != nil && runErr == nil {
+	problems, runErr := runTracked(ctx, e, files, pc, out.sink, track.Options{}, o.twoPass, o.count)
+	if err := out.finish(); err != nil && runErr == nil {
 		if errors.Is(err, syscallEPIPE) {
 			return nil
 		}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -109,6 +110,7 @@ type liveTUISource struct {
 	live *capture.Live
 	raw  capture.RawSource // live, or live teed to a -w dumper
 	pc   pipelineConfig
+	res  runResult // set when Run returns
 }
 
 func (s *liveTUISource) Name() string { return s.name }
@@ -131,7 +133,8 @@ func (s *liveTUISource) Run(ctx context.Context, sink decode.Sink) error {
 		case <-done:
 		}
 	}()
-	_, err := runSource(ctx, capture.NewSource(s.name, s.raw), s.pc, sink)
+	var err error
+	s.res, err = runSource(ctx, capture.NewSource(s.name, s.raw), s.pc, sink)
 	if ctx.Err() != nil {
 		return nil // quitting is the normal end of a live capture
 	}
@@ -143,17 +146,22 @@ func (s *liveTUISource) Run(ctx context.Context, sink decode.Sink) error {
 
 // runCaptureTUI shows a live capture in the TUI (capture -i IF --tui):
 // capture.go calls it with the opened capture instead of running its
-// text or JSON output.
+// text or JSON output. Quitting (q) or the end of ctx (-a) ends the
+// capture; its summary is printed on stderr once the terminal is restored.
 func runCaptureTUI(ctx context.Context, e *env, iface string, live *capture.Live, raw capture.RawSource, pc pipelineConfig, showSecrets bool) error {
 	pc.decode.KeepRaw = true
 	pc.decode.LazyEntryMetadata = true
 	src := &liveTUISource{name: iface, live: live, raw: raw, pc: pc}
 	err := tui.Run(ctx, src, tui.Options{
 		Decode:      pc.decode,
-		Track:       track.Options{RequestTimeout: liveRequestTimeout},
+		Track:       track.Options{RequestTimeout: liveRequestTimeout, MaxPending: pc.maxPending},
 		ShowSecrets: showSecrets,
 		NoColor:     e.getenv("NO_COLOR") != "",
 	})
+	live.Close()
+	ks, _ := live.Stats()
+	fmt.Fprintf(e.stderr, "capture %s: %d packets captured (%d bytes), %d received by filter, %d dropped by kernel\n",
+		iface, src.res.capture.Packets, src.res.capture.Bytes, ks.Received, ks.Dropped)
 	var ee *exitError
 	if err != nil && !errors.As(err, &ee) {
 		return &exitError{code: ExitInput, err: err}

@@ -172,6 +172,28 @@ func (a *Assembler) assemble(netFlow gopacket.Flow, tcp *layers.TCP, missing int
 	}
 }
 
+// Tick advances the capture clock to now, when it is later, and then does
+// what a packet arriving at now would do besides being assembled: when a
+// flush is due it delivers data that waited longer than GapTimeout
+// (reporting the gaps) and closes connections idle for longer than
+// IdleTimeout. A live capture calls it while no packets arrive, so that
+// idle connections are closed during a long capture. Handler calls happen
+// before it returns, from the calling goroutine (the one calling Assemble).
+func (a *Assembler) Tick(now time.Time) {
+	if now.After(a.now) {
+		a.now = now
+	}
+	if a.now.IsZero() {
+		return // nothing assembled yet and no clock
+	}
+	if a.lastFlush.IsZero() {
+		a.lastFlush = a.now
+	}
+	if a.flushStep > 0 && a.now.Sub(a.lastFlush) >= a.flushStep {
+		a.flushOld()
+	}
+}
+
 // FlushAll delivers everything still buffered (reporting the gaps before
 // it) and closes every open connection with CloseEndOfCapture. Call it at
 // the end of input; the Assembler can be used again afterwards.
