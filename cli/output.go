@@ -43,6 +43,10 @@ func (o *output) finish() error {
 // and for -q lazy entry metadata and the progress bar (--progress).
 func newOutput(e *env, o *readOptions, pc *pipelineConfig) (*output, error) {
 	pc.decode.KeepRaw = o.hex
+	// No output decodes batch entries' metadata up front: the JSON writer
+	// encodes it from the raw bytes, -V decodes it on demand, and the
+	// tracker, filter and transcript read none of it.
+	pc.decode.LazyEntryMetadata = true
 	flt, err := compileFilter(o.filter)
 	if err != nil {
 		return nil, err
@@ -51,7 +55,6 @@ func newOutput(e *env, o *readOptions, pc *pipelineConfig) (*output, error) {
 	var w render.TrackWriter
 	switch {
 	case o.quiet:
-		pc.decode.LazyEntryMetadata = true // the summary reads no entry metadata
 		if pc.progress, err = newProgress(e, o.progress); err != nil {
 			return nil, err
 		}

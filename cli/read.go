@@ -29,6 +29,7 @@ type readOptions struct {
 	filter       string
 	twoPass      bool
 	progress     string
+	limits       limitOptions
 }
 
 func addReadFlags(cmd *cobra.Command, o *readOptions) {
@@ -49,6 +50,7 @@ func addReadFlags(cmd *cobra.Command, o *readOptions) {
 	f.StringVarP(&o.filter, "display-filter", "Y", "", "show only frames matching this filter (docs/filters.md), e.g. 'type == \"SEND\" && latency_ms > 5'")
 	f.BoolVarP(&o.twoPass, "two-pass", "2", false, "read the input twice so requests show their response (stdin is spooled to a temporary file)")
 	f.StringVar(&o.progress, "progress", "auto", "with -q, a progress bar on stderr: auto (when stderr is a terminal), always or never")
+	addLimitFlags(f, &o.limits)
 }
 
 func newReadCmd(e *env) *cobra.Command {

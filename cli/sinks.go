@@ -27,6 +27,7 @@ type quietSink struct {
 	frames   int
 	bytes    int64
 	problems map[string]int
+	evicted  int // connections closed by the table limit (--max-conns)
 }
 
 // FrameInfo counts a frame and its decode and conformance problems.
@@ -51,6 +52,9 @@ func (q *quietSink) Frame(f *decode.Frame) { q.FrameInfo(f, nil) }
 func (q *quietSink) Finding(fd *track.Finding) { q.problems[fd.Problem.Code]++ }
 
 func (q *quietSink) Event(e *decode.Event) {
+	if e.Kind == decode.EventClose && e.Detail == "evicted" {
+		q.evicted++
+	}
 	for _, p := range e.Problems {
 		q.problems[p.Code]++
 	}
@@ -64,6 +68,10 @@ func (q *quietSink) Flush() error {
 		total += n
 	}
 	sort.Strings(codes)
-	_, err := fmt.Fprintf(q.w, "%d frames, %d bytes in frames, %d problems %v\n", q.frames, q.bytes, total, codes)
+	evicted := ""
+	if q.evicted > 0 {
+		evicted = fmt.Sprintf(", %d connections evicted (--max-conns)", q.evicted)
+	}
+	_, err := fmt.Fprintf(q.w, "%d frames, %d bytes in frames, %d problems %v%s\n", q.frames, q.bytes, total, codes, evicted)
 	return err
 }

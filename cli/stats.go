@@ -9,10 +9,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
-	"github.com/pulsarscope/pulsarscope/decode"
+	"github.com/pulsarscope/pulsarscope/render"
 	"github.com/pulsarscope/pulsarscope/track"
 	"github.com/pulsarscope/pulsarscope/track/stats"
 )
@@ -26,6 +25,7 @@ type statsOptions struct {
 	ports        []uint
 	detect       bool
 	progress     string
+	limits       limitOptions
 }
 
 func newStatsCmd(e *env) *cobra.Command {
@@ -49,12 +49,16 @@ func newStatsCmd(e *env) *cobra.Command {
 	f.UintSliceVar(&o.ports, "port", nil, "extra Pulsar server port (repeatable; 6650 is always one, 6651 is TLS)")
 	f.BoolVar(&o.detect, "detect", false, "find Pulsar on any TCP port from the content of the first bytes")
 	f.StringVar(&o.progress, "progress", "auto", "progress on stderr: auto (when stderr is a terminal), always or never")
+	addLimitFlags(f, &o.limits)
 	return cmd
 }
 
 func runStats(ctx context.Context, e *env, o *statsOptions, files []string) error {
 	pc, err := newPipelineConfig(o.maxFrameSize, o.ports, o.detect)
 	if err != nil {
+		return err
+	}
+	if err := o.limits.apply(&pc); err != nil {
 		return err
 	}
 	if o.output != "text" && o.output != "json" {
@@ -64,13 +68,15 @@ func runStats(ctx context.Context, e *env, o *statsOptions, files []string) erro
 	if err != nil {
 		return err
 	}
-	col := stats.New()
-	var sink track.Sink = col
-	if p := newProgress(e, o.progress); p != nil {
-		defer p.done()
-		sink = &progressSink{Sink: col, p: p}
+	// Neither the tracker, the filter nor the tables read batch entries'
+	// metadata: it is validated on the wire, not decoded (much faster on
+	// batches of many small messages).
+	pc.decode.LazyEntryMetadata = true
+	if pc.progress, err = newProgress(e, o.progress); err != nil {
+		return err
 	}
-	out, fs := withFilter(sink, flt)
+	col := stats.New()
+	out, fs := withFilter(col, flt)
 	if _, err := runTracked(ctx, e, files, pc, out, track.Options{}, !o.onePass, 0); err != nil {
 		return err
 	}
@@ -86,20 +92,28 @@ func runStats(ctx context.Context, e *env, o *statsOptions, files []string) erro
 		}
 		return nil
 	}
-	if err := writeStatsText(e.stdout, rep); err != nil {
+	if err := writeStatsText(e.stdout, rep, files); err != nil {
 		return &exitError{code: ExitInput, err: fmt.Errorf("writing output: %w", err)}
 	}
 	return nil
 }
 
-// writeStatsText prints the report as aligned tables (text/tabwriter).
-func writeStatsText(w io.Writer, r *stats.Report) error {
+// writeStatsText prints the report as aligned tables (text/tabwriter),
+// under a title naming the files read.
+func writeStatsText(w io.Writer, r *stats.Report, files []string) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	section := func(title string, header string) {
 		fmt.Fprintf(tw, "\n== %s\n", title)
 		fmt.Fprintln(tw, header)
 	}
-	fmt.Fprint(tw, "pulsarscope stats")
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = f
+		if f == "-" {
+			names[i] = "stdin"
+		}
+	}
+	fmt.Fprintf(tw, "pulsarscope stats: %s\n", strings.Join(names, ", "))
 	section("Commands", "type\tc2s\ts2c\tbytes\t")
 	for _, c := range r.Commands {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t\n", c.Type, c.C2S, c.S2C, c.Bytes)
@@ -115,30 +129,38 @@ func writeStatsText(w io.Writer, r *stats.Report) error {
 	}
 	section("Producers", "topic\tname\tmessages\tsends\tbatches\tbytes\tcompression\treceipts\terrors\tp50 µs\tp90 µs\tp99 µs\t")
 	for _, p := range r.Producers {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t\n", p.Topic, dash(p.Name), p.Messages, p.Sends, p.Batches, p.Bytes,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t\n", render.Safe(p.Topic), dash(p.Name), p.Messages, p.Sends, p.Batches, p.Bytes,
 			dash(strings.Join(p.Compression, ",")), p.Receipts, p.Errors, p.P50US, p.P90US, p.P99US)
 	}
 	section("Consumers", "topic\tsubscription\ttype\tname\tpermits\tmessages\tframes\tacks\tacked frames\tredelivered\tredeliver req\t")
 	for _, c := range r.Consumers {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", c.Topic, c.Subscription, c.SubType, dash(c.Name), c.Permits, c.Messages,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", render.Safe(c.Topic), render.Safe(c.Subscription), c.SubType, dash(c.Name), c.Permits, c.Messages,
 			c.MessageFrames, c.Acks, c.AckedMessages, c.Redelivered, c.RedeliverRequests)
 	}
 	section("Problems", "code\tcount\tfirst frames\t")
 	for _, p := range r.Problems {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t\n", p.Code, p.Count, dash(strings.Trim(fmt.Sprint(p.FirstFrames), "[]")))
 	}
-	section("Byte accounting", "conn\tdir\tseen\tin frames\tlost\tskipped\ttruncated\tignored\t")
+	// tcp payload is the reassembler's count; ✓ when in frames + lost +
+	// skipped + truncated + ignored adds up to it.
+	section("Byte accounting", "conn\tdir\tseen\tin frames\tlost\tskipped\ttruncated\tignored\ttcp payload\tbalanced\t")
 	for _, s := range r.Streams {
-		fmt.Fprintf(tw, "#%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", s.Conn, s.Dir, s.Seen, s.InFrames, s.Lost, s.Skipped, s.Truncated, s.Ignored)
+		mark := "✓"
+		if !s.Balanced {
+			mark = "✗"
+		}
+		fmt.Fprintf(tw, "#%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", s.Conn, s.Dir, s.Seen, s.InFrames, s.Lost, s.Skipped, s.Truncated, s.Ignored, s.TCPPayload, mark)
 	}
 	return tw.Flush()
 }
 
+// dash shows s (a string from the wire, its control characters escaped)
+// or "-" when empty.
 func dash(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return s
+	return render.Safe(s)
 }
 
 func proto(v int32) string {
@@ -146,55 +168,4 @@ func proto(v int32) string {
 		return "-"
 	}
 	return fmt.Sprintf("v%d", v)
-}
-
-// progress draws a frame counter on stderr while a long file is read.
-type progress struct {
-	w      io.Writer
-	frames int64
-	last   time.Time
-	start  time.Time
-	shown  bool
-}
-
-func newProgress(e *env, mode string) *progress {
-	show := mode == "always"
-	if mode == "auto" {
-		if f, ok := e.stderr.(interface{ Fd() uintptr }); ok {
-			show = isatty.IsTerminal(f.Fd())
-		}
-	}
-	if !show {
-		return nil
-	}
-	now := time.Now()
-	return &progress{w: e.stderr, start: now, last: now}
-}
-
-func (p *progress) tick() {
-	p.frames++
-	if p.frames&1023 != 0 {
-		return
-	}
-	if now := time.Now(); now.Sub(p.last) > 200*time.Millisecond {
-		p.last, p.shown = now, true
-		fmt.Fprintf(p.w, "\r%d frames tracked, %s", p.frames, now.Sub(p.start).Round(time.Second))
-	}
-}
-
-func (p *progress) done() {
-	if p.shown {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
-}
-
-// progressSink counts frames for the progress line.
-type progressSink struct {
-	track.Sink
-	p *progress
-}
-
-func (s *progressSink) Frame(f *decode.Frame, info *track.Info) {
-	s.p.tick()
-	s.Sink.Frame(f, info)
 }

@@ -77,7 +77,11 @@ func (nopTrackSink) Finding(*track.Finding)           {}
 // twoPass a first pass per file that only tracks, then the output pass with
 // its results. It returns the decode and conformance problem counts.
 func runTracked(ctx context.Context, e *env, files []string, pc pipelineConfig, sink track.Sink, opts track.Options, twoPass bool, maxFrames int) (int, error) {
+	if opts.MaxPending == 0 {
+		opts.MaxPending = pc.maxPending
+	}
 	if !twoPass {
+		pc.progress.setRun(1, 1, len(files), "")
 		tr := track.New(sink, opts)
 		n, err := runFiles(ctx, e, files, pc, tr, maxFrames)
 		return n + tr.Problems(), err
@@ -90,11 +94,15 @@ func runTracked(ctx context.Context, e *env, files []string, pc pipelineConfig, 
 		}
 		first := opts
 		first.Record = true
+		pc.progress.setRun(1, 2, 1, name)
 		tr1 := track.New(nopTrackSink{}, first)
-		if _, err := runFiles(ctx, e, []string{path}, pc, tr1, 0); err != nil {
+		pc1 := pc
+		pc1.decode.LazyEntryMetadata = true // the tracker reads no entry metadata
+		if _, err := runFiles(ctx, e, []string{path}, pc1, tr1, 0); err != nil {
 			cleanup()
 			return total, err
 		}
+		pc.progress.setRun(2, 2, 1, name)
 		second := opts
 		second.Results = tr1.Results()
 		tr2 := track.New(sink, second)

@@ -186,6 +186,13 @@ func (sd *StreamDecoder) rescue(st *stream, ts time.Time) {
 // Gap records n missing bytes of one direction: what was buffered is
 // skipped, a gap event emitted, and the stream resynchronised after it.
 func (sd *StreamDecoder) Gap(c *reassembly.Conn, d reassembly.Dir, n int64, ts time.Time) {
+	sd.GapWithReason(c, d, n, reassembly.GapNotCaptured, ts)
+}
+
+// GapWithReason is Gap with why the bytes are missing
+// (reassembly.GapReasonHandler): a limit of the reassembler (buffer,
+// timeout) is named in the bytes-lost problem.
+func (sd *StreamDecoder) GapWithReason(c *reassembly.Conn, d reassembly.Dir, n int64, reason reassembly.GapReason, ts time.Time) {
 	st := sd.stream(c, d, ts)
 	if n < 0 {
 		n = 0
@@ -217,6 +224,14 @@ func (sd *StreamDecoder) Gap(c *reassembly.Conn, d reassembly.Dir, n int64, ts t
 	e := sd.event(EventGap, st, ts)
 	e.Bytes = n
 	e.Detail = fmt.Sprintf("%d bytes missing from the capture at offset %d", n, st.offset)
+	switch reason {
+	case reassembly.GapSnaplen:
+		e.Detail = fmt.Sprintf("%d bytes missing from the capture at offset %d, %s (the capture kept only the start of the packets)", n, st.offset, reason)
+	case reassembly.GapBufferLimit:
+		e.Detail = fmt.Sprintf("%d bytes missing at offset %d, %s (out-of-order data waiting behind them filled --reassembly-buffer or --reassembly-memory)", n, st.offset, reason)
+	case reassembly.GapTimeout:
+		e.Detail = fmt.Sprintf("%d bytes missing at offset %d, %s (data after them waited longer than the reassembler's gap timeout)", n, st.offset, reason)
+	}
 	e.Problems = append(e.Problems, Problem{Code: CodeBytesLost, Detail: e.Detail})
 	sd.sink.Event(e)
 	st.offset += n
@@ -236,7 +251,16 @@ func (sd *StreamDecoder) Close(c *reassembly.Conn, reason reassembly.CloseReason
 		cs = sd.open(c, ts)
 	}
 	for d := range cs.streams {
-		sd.flush(&cs.streams[d], ts)
+		st := &cs.streams[d]
+		sd.flush(st, ts)
+		if c.TLS {
+			// The reassembler counts a TLS connection's bytes instead of
+			// delivering them: account for them as seen and ignored.
+			if n := c.Payload[d] - st.stats.Seen - st.stats.Lost; n > 0 {
+				st.stats.Seen += n
+				st.stats.Ignored += n
+			}
+		}
 	}
 	stats := ConnStats{cs.streams[0].stats, cs.streams[1].stats}
 	e := sd.event(EventClose, &cs.streams[0], ts)

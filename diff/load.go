@@ -69,7 +69,8 @@ func ReadCapture(ctx context.Context, path string, rules map[string]Mode, showSe
 	return rec.Transcript(), nil
 }
 
-// WriteFile writes t to path atomically (a temporary file renamed over it).
+// WriteFile writes t to path atomically (a temporary file renamed over it),
+// mode 0644, or 0600 when t holds credentials (SecretsShown).
 func WriteFile(path string, t *Transcript) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".transcript-*")
 	if err != nil {
@@ -84,7 +85,13 @@ func WriteFile(path string, t *Transcript) error {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+	// A baseline is shared like any file; one holding credentials
+	// (--show-secrets) is readable by its owner only.
+	mode := os.FileMode(0o644)
+	if t.SecretsShown {
+		mode = 0o600
+	}
+	if err := os.Chmod(tmp.Name(), mode); err != nil {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("writing %s: %w", path, err)
 	}

@@ -243,7 +243,7 @@ func (s *stream) deliver(d Dir, data []byte, ts time.Time) {
 			a.stats.Gaps++
 			a.stats.LostBytes += k
 			a.stats.SnaplenBytes += k
-			a.h.Gap(&s.conn, d, k, ts)
+			a.gap(&s.conn, d, k, GapSnaplen, ts)
 			data = data[k:]
 			s.off[d] += k
 		}
@@ -296,17 +296,24 @@ func (s *stream) ReassembledSG(sg gpr.ScatterGather, _ gpr.AssemblerContext) {
 		ts = a.now
 	}
 	if skip > 0 {
+		s.conn.Payload[d] += int64(skip)
 		a.stats.Gaps++
 		a.stats.LostBytes += int64(skip)
-		if a.flushing == 0 {
+		reason := GapNotCaptured
+		switch a.flushing {
+		case 0:
 			a.stats.BufferLimitHits++
+			reason = GapBufferLimit
+		case CloseIdle:
+			reason = GapTimeout
 		}
 		if !s.tls {
-			a.h.Gap(&s.conn, d, int64(skip), ts)
+			a.gap(&s.conn, d, int64(skip), reason, ts)
 		}
 		s.off[d] += int64(skip)
 	}
 	if n, _ := sg.Lengths(); n > 0 {
+		s.conn.Payload[d] += int64(n)
 		if s.tls {
 			a.stats.TLSBytes += int64(n)
 			s.off[d] += int64(n)
@@ -359,4 +366,14 @@ func (s *stream) ReassemblyComplete(_ gpr.AssemblerContext) bool {
 func (s *stream) close(reason CloseReason, ts time.Time) {
 	s.state = stateClosed
 	s.a.h.Close(&s.conn, reason, ts)
+}
+
+// gap reports n missing bytes to the Handler, with the reason when it
+// wants one.
+func (a *Assembler) gap(c *Conn, d Dir, n int64, reason GapReason, ts time.Time) {
+	if rh, ok := a.h.(GapReasonHandler); ok {
+		rh.GapWithReason(c, d, n, reason, ts)
+		return
+	}
+	a.h.Gap(c, d, n, ts)
 }

@@ -38,6 +38,12 @@ type Conn struct {
 	TLS bool
 	// HandshakeSeen is true when the capture holds the connection's SYN.
 	HandshakeSeen bool
+	// Payload is the reassembler's own count, by Dir, of the connection's
+	// TCP payload bytes in sequence space: bytes given to the Handler as
+	// Data plus bytes reported by Gap (for a TLS connection: the bytes
+	// counted instead of delivered). It is final when Close is called, and
+	// is what a decoder's byte accounting must add up to.
+	Payload [2]int64
 }
 
 // CloseReason says why a connection's streams ended.
@@ -87,4 +93,43 @@ type Handler interface {
 	Gap(c *Conn, d Dir, n int64, ts time.Time)
 	// Close is called once per connection after its last Data or Gap.
 	Close(c *Conn, reason CloseReason, ts time.Time)
+}
+
+// GapReason says why the bytes of a Gap are missing.
+type GapReason uint8
+
+const (
+	// GapNotCaptured: the bytes never reached the capture (as far as the
+	// reassembler can tell: it waited until the end of the input, or
+	// the connection was closed).
+	GapNotCaptured GapReason = iota
+	// GapSnaplen: the bytes were cut by the capture's snap length.
+	GapSnaplen
+	// GapBufferLimit: the reassembler gave up waiting for the bytes
+	// because the out-of-order data behind them reached
+	// Options.MaxBufferedBytesPerConn or MaxBufferedBytesTotal.
+	GapBufferLimit
+	// GapTimeout: the reassembler gave up waiting for the bytes after
+	// Options.GapTimeout (or IdleTimeout) of capture time.
+	GapTimeout
+)
+
+// String explains the reason as it appears in problem details.
+func (r GapReason) String() string {
+	switch r {
+	case GapSnaplen:
+		return "cut by the snap length"
+	case GapBufferLimit:
+		return "given up: reassembly buffer limit reached"
+	case GapTimeout:
+		return "given up: waited longer than the gap timeout"
+	}
+	return "not captured"
+}
+
+// GapReasonHandler is an optional interface of a Handler that wants to
+// know why bytes are missing: the reassembler then calls GapWithReason
+// instead of Gap.
+type GapReasonHandler interface {
+	GapWithReason(c *Conn, d Dir, n int64, reason GapReason, ts time.Time)
 }

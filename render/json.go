@@ -3,15 +3,20 @@ package render
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"io"
+	"net/netip"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/pulsarscope/pulsarscope/decode"
+	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
 	"github.com/pulsarscope/pulsarscope/track"
 )
 
@@ -33,6 +38,8 @@ type JSON struct {
 	w    *bufio.Writer
 	opts JSONOptions
 	pj   protojson.MarshalOptions
+	enc  *protoEncoder
+	smm  *msgPlan // SingleMessageMetadata
 	b    []byte
 	err  error
 }
@@ -43,6 +50,8 @@ func NewJSON(w io.Writer, opts JSONOptions) *JSON {
 		w:    bufio.NewWriterSize(w, 64<<10),
 		opts: opts,
 		pj:   protojson.MarshalOptions{UseProtoNames: true},
+		enc:  newProtoEncoder(),
+		smm:  planFor((*pulsarapi.SingleMessageMetadata)(nil).ProtoReflect().Descriptor()),
 	}
 }
 
@@ -52,12 +61,45 @@ func appendKey(b []byte, key string) []byte {
 	return append(b, '"', ':')
 }
 
+// appendString appends s quoted as encoding/json.Marshal quotes it.
 func appendString(b []byte, s string) []byte {
-	out, _ := json.Marshal(s)
-	return append(b, out...)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			out, _ := json.Marshal(s)
+			return append(b, out...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
-func (j *JSON) appendProto(b []byte, m proto.Message) []byte {
+// appendAddr appends a quoted "ip:port" (appendString of a.String()).
+func appendAddr(b []byte, a netip.AddrPort) []byte {
+	start := len(b)
+	b = append(b, '"')
+	b = a.AppendTo(b)
+	for _, c := range b[start+1:] {
+		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return appendString(b[:start], a.String())
+		}
+	}
+	return append(b, '"')
+}
+
+// appendProto appends m as protojson with proto names, compacted: by the
+// encoder of protojson.go, or by protojson itself for what that encoder
+// leaves to it (including protojson's errors).
+func (j *JSON) appendProto(b []byte, m protoreflect.Message) []byte {
+	start := len(b)
+	if out, ok := j.enc.appendProtoJSON(b, m); ok {
+		return out
+	}
+	return j.appendProtojson(b[:start], m.Interface())
+}
+
+// appendProtojson is appendProto through protojson and json.Compact.
+func (j *JSON) appendProtojson(b []byte, m proto.Message) []byte {
 	out, err := j.pj.Marshal(m)
 	if err != nil {
 		return appendString(b, "unprintable: "+err.Error())
@@ -69,6 +111,17 @@ func (j *JSON) appendProto(b []byte, m proto.Message) []byte {
 		return append(b, out...)
 	}
 	return buf.Bytes()
+}
+
+// appendBase64 appends p as encoding/json.Marshal writes a []byte: quoted
+// standard base64, null when p is nil.
+func appendBase64(b []byte, p []byte) []byte {
+	if p == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '"')
+	b = base64.StdEncoding.AppendEncode(b, p)
+	return append(b, '"')
 }
 
 func appendProblems(b []byte, ps []decode.Problem) []byte {
@@ -104,16 +157,16 @@ func appendWhere(b []byte, ts time.Time, c connLike, dir fmtDir) []byte {
 	if dir.s2c {
 		src, dst = dst, src
 	}
-	b = appendString(b, src)
+	b = appendAddr(b, src)
 	b = appendKey(b, "dst")
-	b = appendString(b, dst)
+	b = appendAddr(b, dst)
 	b = appendKey(b, "dir")
 	return appendString(b, dir.name)
 }
 
 type connLike struct {
 	id             int
-	client, server string
+	client, server netip.AddrPort
 }
 
 type fmtDir struct {
@@ -129,7 +182,7 @@ func (j *JSON) Frame(f *decode.Frame) { j.FrameInfo(f, nil) }
 func (j *JSON) FrameInfo(f *decode.Frame, info *track.Info) {
 	b := append(j.b[:0], `{"n":`...)
 	b = strconv.AppendInt(b, int64(f.N), 10)
-	b = appendWhere(b, f.Time, connLike{f.Conn.ID, f.Conn.Client.String(), f.Conn.Server.String()}, fmtDir{f.Dir != 0, f.Dir.String()})
+	b = appendWhere(b, f.Time, connLike{f.Conn.ID, f.Conn.Client, f.Conn.Server}, fmtDir{f.Dir != 0, f.Dir.String()})
 	b = appendKey(b, "offset")
 	b = strconv.AppendInt(b, f.Offset, 10)
 	b = appendKey(b, "type")
@@ -138,7 +191,7 @@ func (j *JSON) FrameInfo(f *decode.Frame, info *track.Info) {
 	b = strconv.AppendInt(b, int64(f.Size), 10)
 	if sub := SubCommand(Redacted(f.Command, j.opts.ShowSecrets)); sub != nil {
 		b = appendKey(b, "command")
-		b = j.appendProto(b, sub.Interface())
+		b = j.appendProto(b, sub)
 	}
 	if f.Checksum != nil {
 		b = appendKey(b, "checksum")
@@ -152,11 +205,11 @@ func (j *JSON) FrameInfo(f *decode.Frame, info *track.Info) {
 	}
 	if f.BrokerEntryMetadata != nil {
 		b = appendKey(b, "broker_entry_metadata")
-		b = j.appendProto(b, f.BrokerEntryMetadata)
+		b = j.appendProto(b, f.BrokerEntryMetadata.ProtoReflect())
 	}
 	if f.Metadata != nil {
 		b = appendKey(b, "metadata")
-		b = j.appendProto(b, f.Metadata)
+		b = j.appendProto(b, f.Metadata.ProtoReflect())
 		b = appendKey(b, "payload")
 		b = append(b, `{"size":`...)
 		b = strconv.AppendInt(b, int64(len(f.Payload)), 10)
@@ -164,8 +217,7 @@ func (j *JSON) FrameInfo(f *decode.Frame, info *track.Info) {
 		b = strconv.AppendInt(b, int64(len(f.Uncompressed)), 10)
 		if j.opts.Payload && len(f.Entries) == 0 {
 			b = append(b, `,"data":`...)
-			out, _ := json.Marshal(f.Uncompressed)
-			b = append(b, out...)
+			b = appendBase64(b, f.Uncompressed)
 		}
 		b = append(b, '}')
 	}
@@ -177,17 +229,12 @@ func (j *JSON) FrameInfo(f *decode.Frame, info *track.Info) {
 				b = append(b, ',')
 			}
 			b = append(b, '{')
-			if e.Metadata != nil {
-				b = append(b, `"metadata":`...)
-				b = j.appendProto(b, e.Metadata)
-				b = append(b, ',')
-			}
+			b = j.appendEntryMetadata(b, &f.Entries[i])
 			b = append(b, `"size":`...)
 			b = strconv.AppendInt(b, int64(len(e.Payload)), 10)
 			if j.opts.Payload {
 				b = append(b, `,"data":`...)
-				out, _ := json.Marshal(e.Payload)
-				b = append(b, out...)
+				b = appendBase64(b, e.Payload)
 			}
 			b = append(b, '}')
 		}
@@ -201,11 +248,33 @@ func (j *JSON) FrameInfo(f *decode.Frame, info *track.Info) {
 	j.write(b)
 }
 
+// appendEntryMetadata writes a batch entry's "metadata": straight from its
+// encoding when it has one (decoded eagerly or not), else from Metadata.
+func (j *JSON) appendEntryMetadata(b []byte, e *decode.Entry) []byte {
+	if e.Metadata == nil && e.RawMetadata == nil {
+		return b
+	}
+	b = append(b, `"metadata":`...)
+	start := len(b)
+	if e.RawMetadata != nil {
+		if out, ok := j.enc.appendWire(b, e.RawMetadata, j.smm); ok {
+			return append(out, ',')
+		}
+		b = b[:start]
+	}
+	md, err := e.DecodeMetadata()
+	if err != nil || md == nil { // not in a decoded frame: the entry would not exist
+		return b[:start-len(`"metadata":`)]
+	}
+	b = j.appendProto(b, md.ProtoReflect())
+	return append(b, ',')
+}
+
 // Event writes one stream-event record.
 func (j *JSON) Event(e *decode.Event) {
 	b := append(j.b[:0], `{"event":`...)
 	b = appendString(b, string(e.Kind))
-	b = appendWhere(b, e.Time, connLike{e.Conn.ID, e.Conn.Client.String(), e.Conn.Server.String()}, fmtDir{e.Dir != 0, e.Dir.String()})
+	b = appendWhere(b, e.Time, connLike{e.Conn.ID, e.Conn.Client, e.Conn.Server}, fmtDir{e.Dir != 0, e.Dir.String()})
 	b = appendKey(b, "offset")
 	b = strconv.AppendInt(b, e.Offset, 10)
 	b = appendKey(b, "bytes")

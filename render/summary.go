@@ -3,6 +3,7 @@ package render
 import (
 	"strconv"
 	"strings"
+	"sync"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -16,16 +17,32 @@ func SubCommand(cmd *pulsarapi.BaseCommand) protoreflect.Message {
 	if cmd == nil {
 		return nil
 	}
-	var sub protoreflect.Message
-	cmd.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+	sf := subFinders.Get().(*subFinder)
+	cmd.ProtoReflect().Range(sf.visit)
+	sub := sf.sub
+	sf.sub = nil
+	subFinders.Put(sf)
+	return sub
+}
+
+// subFinder is SubCommand's Range callback; pooled, so that SubCommand
+// allocates nothing (a closure would escape).
+type subFinder struct {
+	sub   protoreflect.Message
+	visit func(protoreflect.FieldDescriptor, protoreflect.Value) bool
+}
+
+var subFinders = sync.Pool{New: func() any {
+	sf := &subFinder{}
+	sf.visit = func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 		if fd.Kind() == protoreflect.MessageKind && fd.Cardinality() != protoreflect.Repeated {
-			sub = v.Message()
+			sf.sub = v.Message()
 			return false
 		}
 		return true
-	})
-	return sub
-}
+	}
+	return sf
+}}
 
 // maxListed is how many elements of a repeated field a summary line shows.
 const maxListed = 4
@@ -61,7 +78,7 @@ func appendFields(b []byte, m protoreflect.Message) []byte {
 			} else if ad, ok := v.Message().Interface().(*pulsarapi.AuthData); ok {
 				b = appendSep(b, fd)
 				b = append(b, "{auth_method_name="...)
-				b = append(b, ad.GetAuthMethodName()...)
+				b = AppendSafe(b, ad.GetAuthMethodName())
 				if ad.AuthData != nil {
 					b = append(b, " auth_data="...)
 					b = appendBytes(b, ad.AuthData)
@@ -96,7 +113,7 @@ func appendScalar(b []byte, fd protoreflect.FieldDescriptor, v protoreflect.Valu
 		return strconv.AppendInt(b, int64(v.Enum()), 10)
 	case protoreflect.StringKind:
 		s := v.String()
-		if s == "" || strings.ContainsAny(s, " \t\n\"") {
+		if s == "" || strings.ContainsAny(s, " \t\n\"") || needsEscape(s) {
 			return strconv.AppendQuote(b, s)
 		}
 		return append(b, s...)
@@ -189,7 +206,7 @@ func appendPayloadFacts(b []byte, f *decode.Frame) []byte {
 	b = append(b, " |"...)
 	if md.ProducerName != nil {
 		b = append(b, " producer="...)
-		b = append(b, md.GetProducerName()...)
+		b = AppendSafe(b, md.GetProducerName())
 	}
 	b = append(b, " seq="...)
 	b = strconv.AppendUint(b, md.GetSequenceId(), 10)

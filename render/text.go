@@ -4,11 +4,15 @@ package render
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net/netip"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fatih/color"
 	"google.golang.org/protobuf/encoding/prototext"
@@ -41,21 +45,36 @@ type Text struct {
 	opts  TextOptions
 	start time.Time
 	line  []byte
+	sum   []byte
 
-	problem, event, dim *color.Color
-	family              map[Family]*color.Color
+	problem, event, dim paint
+	family              map[Family]paint
+}
+
+// paint is a color as its Fprintf writes it: pre, the text, post (both
+// empty without color).
+type paint struct {
+	*color.Color
+	pre, post string
+}
+
+func newPaint(c *color.Color) paint {
+	var buf bytes.Buffer
+	c.Fprintf(&buf, "%s", "\x00")
+	pre, post, _ := strings.Cut(buf.String(), "\x00")
+	return paint{c, pre, post}
 }
 
 // NewText returns a text writer on w.
 func NewText(w io.Writer, opts TextOptions) *Text {
-	mk := func(attrs ...color.Attribute) *color.Color {
+	mk := func(attrs ...color.Attribute) paint {
 		c := color.New(attrs...)
 		if opts.Color {
 			c.EnableColor()
 		} else {
 			c.DisableColor()
 		}
-		return c
+		return newPaint(c)
 	}
 	return &Text{
 		w:       bufio.NewWriterSize(w, 64<<10),
@@ -63,7 +82,7 @@ func NewText(w io.Writer, opts TextOptions) *Text {
 		problem: mk(color.FgRed, color.Bold),
 		event:   mk(color.FgYellow),
 		dim:     mk(color.Faint),
-		family: map[Family]*color.Color{
+		family: map[Family]paint{
 			FamilyConnection:  mk(color.FgCyan),
 			FamilyProducer:    mk(color.FgGreen),
 			FamilyConsumer:    mk(color.FgBlue, color.Bold),
@@ -91,24 +110,31 @@ func (t *Text) FrameInfo(f *decode.Frame, info *track.Info) {
 	if f.Dir != 0 {
 		src, dst = dst, src
 	}
+	// The line is built without fmt: what fmt.Fprintf("%6d %10.6f #%-3d
+	// %21s → %-21s ", ...) and the colors' Fprintf("%-30s ") wrote.
 	b := t.line[:0]
-	b = fmt.Appendf(b, "%6d %10.6f #%-3d %21s → %-21s ", f.N, t.rel(f.Time), f.Conn.ID, src, dst)
-	t.w.Write(b)
-	t.family[FamilyOf(f.Type)].Fprintf(t.w, "%-30s ", f.Type.String())
-	b = AppendSummary(b[:0], f, t.opts.ShowSecrets)
-	t.w.Write(b)
-	t.line = b
+	b = appendPadInt(b, int64(f.N), 6)
+	b = append(b, ' ')
+	b = appendHead(b, t.rel(f.Time), f.Conn.ID, src, dst)
+	fam := t.family[FamilyOf(f.Type)]
+	b = append(b, fam.pre...)
+	b = appendPadRight(b, f.Type.String(), 30)
+	b = append(b, ' ')
+	b = append(b, fam.post...)
+	// The summary separates fields from what it appended before: alone.
+	t.sum = AppendSummary(t.sum[:0], f, t.opts.ShowSecrets)
+	b = append(b, t.sum...)
 	for _, p := range f.Problems {
-		t.w.WriteByte(' ')
-		t.problem.Fprintf(t.w, "[%s: %s]", p.Code, p.Detail)
+		b = t.appendProblem(b, p)
 	}
 	if info != nil {
 		for _, p := range info.Problems {
-			t.w.WriteByte(' ')
-			t.problem.Fprintf(t.w, "[%s: %s]", p.Code, p.Detail)
+			b = t.appendProblem(b, p)
 		}
 	}
-	t.w.WriteByte('\n')
+	b = append(b, '\n')
+	t.w.Write(b)
+	t.line = b
 	if t.opts.Verbose {
 		t.tree(f)
 		if info != nil {
@@ -122,6 +148,82 @@ func (t *Text) FrameInfo(f *decode.Frame, info *track.Info) {
 		t.w.WriteString(hex.Dump(MaskedRaw(f, t.opts.ShowSecrets)))
 	}
 }
+
+// appendProblem appends " [code: detail]" in the problem color.
+func (t *Text) appendProblem(b []byte, p decode.Problem) []byte {
+	b = append(b, ' ')
+	b = append(b, t.problem.pre...)
+	b = append(b, '[')
+	b = append(b, p.Code...)
+	b = append(b, ": "...)
+	b = AppendSafe(b, p.Detail)
+	b = append(b, ']')
+	return append(b, t.problem.post...)
+}
+
+// appendHead appends "%10.6f #%-3d %21s → %-21s " (time, connection,
+// endpoints), the part of a line after the frame number.
+func appendHead(b []byte, rel float64, conn int, src, dst netip.AddrPort) []byte {
+	n := len(b)
+	b = strconv.AppendFloat(b, rel, 'f', 6, 64)
+	b = padLeft(b, n, 10)
+	b = append(b, " #"...)
+	n = len(b)
+	b = strconv.AppendInt(b, int64(conn), 10)
+	b = padRight(b, n, 3)
+	b = append(b, ' ')
+	n = len(b)
+	b = appendAddrPort(b, src)
+	b = padLeft(b, n, 21)
+	b = append(b, " → "...)
+	n = len(b)
+	b = appendAddrPort(b, dst)
+	b = padRight(b, n, 21)
+	return append(b, ' ')
+}
+
+func appendAddrPort(b []byte, a netip.AddrPort) []byte {
+	if !a.IsValid() {
+		return append(b, a.String()...)
+	}
+	return a.AppendTo(b)
+}
+
+// appendPadInt appends v right-aligned in width (fmt's %<width>d).
+func appendPadInt(b []byte, v int64, width int) []byte {
+	n := len(b)
+	b = strconv.AppendInt(b, v, 10)
+	return padLeft(b, n, width)
+}
+
+// appendPadRight appends s left-aligned in width (fmt's %-<width>s).
+func appendPadRight(b []byte, s string, width int) []byte {
+	n := len(b)
+	b = append(b, s...)
+	return padRight(b, n, width)
+}
+
+// padLeft right-aligns b[n:] in width runes, as fmt pads.
+func padLeft(b []byte, n, width int) []byte {
+	pad := width - utf8.RuneCount(b[n:])
+	if pad <= 0 {
+		return b
+	}
+	b = append(b, spaces[:pad]...)
+	copy(b[n+pad:], b[n:len(b)-pad])
+	copy(b[n:n+pad], spaces)
+	return b
+}
+
+// padRight left-aligns b[n:] in width runes, as fmt pads.
+func padRight(b []byte, n, width int) []byte {
+	if pad := width - utf8.RuneCount(b[n:]); pad > 0 {
+		b = append(b, spaces[:pad]...)
+	}
+	return b
+}
+
+const spaces = "                                                                "
 
 // tree prints the frame's decoded structure, one field per line.
 func (t *Text) tree(f *decode.Frame) {
@@ -155,13 +257,13 @@ func (t *Text) tree(f *decode.Frame) {
 	}
 	for i, e := range f.Entries {
 		fmt.Fprintf(t.w, "    entry %d: size=%d\n", i, len(e.Payload))
-		if e.Metadata != nil {
-			out, _ := pt.Marshal(e.Metadata)
+		if md, _ := e.DecodeMetadata(); md != nil {
+			out, _ := pt.Marshal(md)
 			indent(t.w, out, "        ")
 		}
 	}
 	for _, p := range f.Problems {
-		t.problem.Fprintf(t.w, "    problem %s: %s\n", p.Code, p.Detail)
+		t.problem.Fprintf(t.w, "    problem %s: %s\n", p.Code, Safe(p.Detail))
 	}
 }
 
@@ -193,7 +295,9 @@ func writePayload(w *bufio.Writer, prefix string, p []byte) {
 // tab and newline.
 func isText(p []byte) bool {
 	for _, r := range string(p) {
-		if r == 0xFFFD || (r < 0x20 && r != '\t' && r != '\n' && r != '\r') {
+		// C0 controls but tab and line ends, DEL and the C1 controls
+		// (U+009B is a CSI to some terminals) make it binary: hex.
+		if r == 0xFFFD || (r < 0x20 && r != '\t' && r != '\n' && r != '\r') || (r >= 0x7f && r < 0xa0) {
 			return false
 		}
 	}
@@ -232,14 +336,14 @@ func (t *Text) Event(e *decode.Event) {
 		fmt.Fprintf(t.w, "bytes=%d ", e.Bytes)
 	}
 	if e.Detail != "" && (len(e.Problems) == 0 || e.Problems[0].Detail != e.Detail) {
-		t.w.WriteString(e.Detail)
+		t.w.WriteString(Safe(e.Detail))
 	}
 	if e.Stats != nil {
 		fmt.Fprintf(t.w, " c2s{%s} s2c{%s}", e.Stats[0], e.Stats[1])
 	}
 	for _, p := range e.Problems {
 		t.w.WriteByte(' ')
-		t.problem.Fprintf(t.w, "[%s: %s]", p.Code, p.Detail)
+		t.problem.Fprintf(t.w, "[%s: %s]", p.Code, Safe(p.Detail))
 	}
 	t.w.WriteByte('\n')
 }

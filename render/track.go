@@ -100,7 +100,7 @@ func appendConformance(b []byte, ps []decode.Problem) []byte {
 // "conformance" (docs/json.md).
 func (j *JSON) Finding(fd *track.Finding) {
 	b := append(j.b[:0], `{"event":"conformance"`...)
-	b = appendWhere(b, fd.Time, connLike{fd.Conn.ID, fd.Conn.Client.String(), fd.Conn.Server.String()}, fmtDir{fd.Dir != 0, fd.Dir.String()})
+	b = appendWhere(b, fd.Time, connLike{fd.Conn.ID, fd.Conn.Client, fd.Conn.Server}, fmtDir{fd.Dir != 0, fd.Dir.String()})
 	if fd.Frame > 0 {
 		b = appendKey(b, "frame")
 		b = strconv.AppendInt(b, int64(fd.Frame), 10)
@@ -144,10 +144,10 @@ func appendTrackLine(b []byte, info *track.Info) []byte {
 		link("redirected_by", info.Redirect)
 	}
 	if p := info.Producer; p != nil {
-		b = fmt.Appendf(b, " topic=%s producer=%s", p.Topic, p.Name)
+		b = fmt.Appendf(b, " topic=%s producer=%s", Safe(p.Topic), Safe(p.Name))
 	}
 	if c := info.Consumer; c != nil {
-		b = fmt.Appendf(b, " topic=%s subscription=%s(%s) consumer=%s permits=%d", c.Topic, c.Subscription, c.SubType, c.Name, c.Permits)
+		b = fmt.Appendf(b, " topic=%s subscription=%s(%s) consumer=%s permits=%d", Safe(c.Topic), Safe(c.Subscription), c.SubType, Safe(c.Name), c.Permits)
 	}
 	if len(info.Acks) > 0 {
 		b = fmt.Appendf(b, " acks=%v", info.Acks)

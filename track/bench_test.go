@@ -85,3 +85,38 @@ func BenchmarkDecode(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTrackOverhead measures what BenchmarkDecode compares, robustly
+// on a busy machine: each iteration replays the capture through the
+// decoder alone and through decoder + tracker, alternating which goes
+// first, so both see the same load. overhead-% is the extra wall time of
+// tracking, cpu-overhead-% the extra CPU time of the process (GC included,
+// time spent waiting for a CPU excluded); the aim is at most 20.
+func BenchmarkTrackOverhead(b *testing.B) {
+	for _, name := range []string{"many.pcap", "subscriptions.pcap"} {
+		r := record(b, name)
+		b.Run(name, func(b *testing.B) {
+			var plain, tracked, plainCPU, trackedCPU time.Duration
+			replay := func(sink decode.Sink, wall, cpu *time.Duration) {
+				t0, c0 := time.Now(), cpuNow()
+				sd := decode.NewStreamDecoder(sink, decode.Options{})
+				for _, c := range r.calls {
+					c(sd)
+				}
+				*cpu += cpuNow() - c0
+				*wall += time.Since(t0)
+			}
+			for i := 0; i < b.N; i++ {
+				if i%2 == 0 {
+					replay(nopDecodeSink{}, &plain, &plainCPU)
+					replay(New(nopSink{}, Options{}), &tracked, &trackedCPU)
+				} else {
+					replay(New(nopSink{}, Options{}), &tracked, &trackedCPU)
+					replay(nopDecodeSink{}, &plain, &plainCPU)
+				}
+			}
+			b.ReportMetric(100*(float64(tracked)/float64(plain)-1), "overhead-%")
+			b.ReportMetric(100*(float64(trackedCPU)/float64(plainCPU)-1), "cpu-overhead-%")
+		})
+	}
+}

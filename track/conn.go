@@ -1,6 +1,7 @@
 package track
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -10,6 +11,9 @@ import (
 )
 
 // pending is a request (or SEND, PING, CONNECT...) waiting for its answer.
+// Pendings are recycled (Tracker.newPending, Tracker.release): one is
+// referenced from exactly one place of its conn until it is answered,
+// evicted or reported, and released then.
 type pending struct {
 	n   int
 	t   time.Time
@@ -19,22 +23,100 @@ type pending struct {
 	producer *Producer
 	consumer *Consumer
 	topic    string
-	server   string // the broker the request went to (host:port)
+	// next chains the SENDs in flight with the same sendKey, oldest first.
+	next *pending
 }
 
 type sendKey struct{ producer, seq uint64 }
+
+// reqRef is a request in the eviction order: live while requests[id] is
+// still the request of frame n.
+type reqRef struct {
+	id uint64
+	n  int
+}
+
+// reqTable holds the requests in flight by request_id: the first few in
+// a small array searched linearly (clients keep few requests in flight;
+// no hashing, no map to make per connection), the others in a map.
+type reqTable struct {
+	small [8]*pending
+	n     int // used entries of small
+	big   map[uint64]*pending
+}
+
+func (r *reqTable) get(id uint64) *pending {
+	for _, p := range r.small[:r.n] {
+		if p.id == id {
+			return p
+		}
+	}
+	if r.big != nil {
+		return r.big[id]
+	}
+	return nil
+}
+
+// put adds p, returning the request it replaces (same id), if any.
+func (r *reqTable) put(p *pending) *pending {
+	for i, q := range r.small[:r.n] {
+		if q.id == p.id {
+			r.small[i] = p
+			return q
+		}
+	}
+	if q := r.big[p.id]; q != nil {
+		r.big[p.id] = p
+		return q
+	}
+	if r.n < len(r.small) {
+		r.small[r.n] = p
+		r.n++
+		return nil
+	}
+	if r.big == nil {
+		r.big = map[uint64]*pending{}
+	}
+	r.big[p.id] = p
+	return nil
+}
+
+func (r *reqTable) del(id uint64) {
+	for i, q := range r.small[:r.n] {
+		if q.id == id {
+			r.n--
+			r.small[i], r.small[r.n] = r.small[r.n], nil
+			return
+		}
+	}
+	delete(r.big, id)
+}
+
+func (r *reqTable) len() int { return r.n + len(r.big) }
+
+// appendTo appends every request in flight to dst (in no order).
+func (r *reqTable) appendTo(dst []*pending) []*pending {
+	dst = append(dst, r.small[:r.n]...)
+	for _, p := range r.big {
+		dst = append(dst, p)
+	}
+	return dst
+}
 
 // conn is the tracking state of one connection.
 type conn struct {
 	s        Session
 	seen     [2]bool
-	requests map[uint64]*pending
-	order    []*pending // requests in arrival order, for eviction (lazily cleaned)
-	sends    map[sendKey][]*pending
-	nSends   int
+	requests reqTable
+	order    []reqRef // requests in arrival order, for eviction (lazily cleaned)
+	// sends are the SENDs in flight by producer and sequence id: the oldest,
+	// chained (pending.next) to the later ones with the same key.
+	sends  map[sendKey]*pending
+	nSends int
 	// early are responses that arrived before their request (the two
 	// directions of a lossy or reordered capture are not in lockstep);
-	// whatever is left at the end was a response without request.
+	// whatever is left at the end was a response without request. The
+	// maps are made on first use.
 	orphans    []*pending // PONG, AUTH_RESPONSE, CONNECTED without request
 	early      map[uint64]*pending
 	earlySends map[sendKey][]*pending
@@ -48,14 +130,39 @@ type conn struct {
 
 func newConn(rc *reassembly.Conn) *conn {
 	return &conn{
-		s:          Session{Conn: rc, ClientProtocol: -1, ServerProtocol: -1, Partial: !rc.HandshakeSeen},
-		requests:   map[uint64]*pending{},
-		sends:      map[sendKey][]*pending{},
-		early:      map[uint64]*pending{},
-		earlySends: map[sendKey][]*pending{},
-		producers:  map[uint64]*Producer{},
-		consumers:  map[uint64]*Consumer{},
+		s:         Session{Conn: rc, ClientProtocol: -1, ServerProtocol: -1, Partial: !rc.HandshakeSeen},
+		sends:     map[sendKey]*pending{},
+		producers: map[uint64]*Producer{},
+		consumers: map[uint64]*Consumer{},
 	}
+}
+
+// maxFree bounds the recycled pendings a Tracker keeps.
+const maxFree = 4096
+
+// newPending returns a (recycled) pending for frame f.
+func (t *Tracker) newPending(f *decode.Frame, id uint64) *pending {
+	var p *pending
+	if n := len(t.free); n > 0 {
+		p = t.free[n-1]
+		t.free = t.free[:n-1]
+	} else {
+		p = &pending{}
+	}
+	p.n, p.t, p.typ, p.id = f.N, f.Time, f.Type, id
+	return p
+}
+
+// recycle is turned off by TestRecycleEquivalence to compare.
+var recycle = true
+
+// release recycles p, which nothing references any more.
+func (t *Tracker) release(p *pending) {
+	if p == nil || len(t.free) >= maxFree || !recycle {
+		return
+	}
+	*p = pending{}
+	t.free = append(t.free, p)
 }
 
 // observe marks the connection partial when a direction's first frame is
@@ -72,21 +179,31 @@ func (c *conn) observe(f *decode.Frame) {
 // addRequest registers a request; it reports a reused id and evicts the
 // oldest request beyond the cap.
 func (t *Tracker) addRequest(c *conn, info *Info, p *pending) {
-	if old := c.requests[p.id]; old != nil {
+	old := c.requests.put(p)
+	if old != nil {
 		t.problem(info, CodeRequestIDReused, "request_id "+utoa(p.id)+" still in flight for "+old.typ.String()+" #"+itoa(int64(old.n)))
 	}
-	c.requests[p.id] = p
-	c.order = append(c.order, p)
-	if len(c.order) > 2*len(c.requests)+64 {
+	t.release(old) // it can no longer be answered
+	if len(c.order) == cap(c.order) && len(c.order) > 0 {
+		// Full: drop the answered requests before growing, and grow
+		// only when most are still in flight (amortised O(1)).
 		c.compact()
+		if len(c.order) > cap(c.order)/2 {
+			c.order = slices.Grow(c.order, cap(c.order))
+		}
 	}
-	for len(c.requests) > t.opts.MaxPending && len(c.order) > 0 {
+	if c.order == nil {
+		c.order = make([]reqRef, 0, 4)
+	}
+	c.order = append(c.order, reqRef{p.id, p.n})
+	for c.requests.len() > t.opts.MaxPending && len(c.order) > 0 {
 		old := c.order[0]
 		c.order = c.order[1:]
-		if c.requests[old.id] == old {
-			delete(c.requests, old.id)
-			t.finding(c, reassembly.ClientToServer, p.t, old.n, old.typ, CodeStateEvicted,
-				"request_id "+utoa(old.id)+" evicted: more than "+itoa(int64(t.opts.MaxPending))+" requests in flight")
+		if q := c.requests.get(old.id); q != nil && q.n == old.n {
+			c.requests.del(old.id)
+			t.finding(c, reassembly.ClientToServer, p.t, q.n, q.typ, CodeStateEvicted,
+				"request_id "+utoa(q.id)+" evicted: more than "+itoa(int64(t.opts.MaxPending))+" requests in flight")
+			t.release(q)
 		}
 	}
 }
@@ -94,40 +211,38 @@ func (t *Tracker) addRequest(c *conn, info *Info, p *pending) {
 // compact drops answered requests from the eviction order.
 func (c *conn) compact() {
 	live := c.order[:0]
-	for _, p := range c.order {
-		if c.requests[p.id] == p {
-			live = append(live, p)
+	for _, r := range c.order {
+		if q := c.requests.get(r.id); q != nil && q.n == r.n {
+			live = append(live, r)
 		}
 	}
-	clear(c.order[len(live):])
 	c.order = live
-}
-
-// takeRequest removes and returns the request a response answers.
-func (c *conn) takeRequest(id uint64) *pending {
-	p := c.requests[id]
-	if p != nil {
-		delete(c.requests, id)
-	}
-	return p
 }
 
 func (t *Tracker) addSend(c *conn, p *pending, producer uint64) {
 	k := sendKey{producer, p.id}
-	c.sends[k] = append(c.sends[k], p)
+	if q := c.sends[k]; q != nil {
+		for q.next != nil {
+			q = q.next
+		}
+		q.next = p
+	} else {
+		c.sends[k] = p
+	}
 	c.nSends++
 	if c.nSends > t.opts.MaxPending {
 		// Evict the oldest SEND in flight.
 		var ok sendKey
 		var oldest *pending
 		for k, q := range c.sends {
-			if oldest == nil || q[0].n < oldest.n {
-				ok, oldest = k, q[0]
+			if oldest == nil || q.n < oldest.n {
+				ok, oldest = k, q
 			}
 		}
 		c.popSend(ok, nil)
 		t.finding(c, reassembly.ClientToServer, p.t, oldest.n, oldest.typ, CodeStateEvicted,
 			"SEND evicted: more than "+itoa(int64(t.opts.MaxPending))+" SENDs in flight")
+		t.release(oldest)
 	}
 }
 
@@ -135,32 +250,39 @@ func (t *Tracker) addSend(c *conn, p *pending, producer uint64) {
 // the producer entity pr (a producer id reused after a close answers the
 // new producer's SENDs, not the old one's).
 func (c *conn) popSend(k sendKey, pr *Producer) *pending {
-	q := c.sends[k]
-	if len(q) == 0 {
+	head := c.sends[k]
+	if head == nil {
 		return nil
 	}
-	i := 0
+	var prev *pending
+	p := head
 	if pr != nil {
-		for i < len(q) && q[i].producer != pr {
-			i++
-		}
-		if i == len(q) {
-			i = 0
+		for q, b := head, (*pending)(nil); q != nil; b, q = q, q.next {
+			if q.producer == pr {
+				p, prev = q, b
+				break
+			}
 		}
 	}
-	p := q[i]
-	if len(q) == 1 {
+	switch {
+	case prev != nil:
+		prev.next = p.next
+	case p.next != nil:
+		c.sends[k] = p.next
+	default:
 		delete(c.sends, k)
-	} else {
-		c.sends[k] = append(q[:i:i], q[i+1:]...)
 	}
+	p.next = nil
 	c.nSends--
 	return p
 }
 
 // addEarly remembers a response that matched nothing (yet).
 func (t *Tracker) addEarly(c *conn, f *decode.Frame, k sendKey, isSend bool) {
-	p := &pending{n: f.N, t: f.Time, typ: f.Type, id: k.seq}
+	p := t.newPending(f, k.seq)
+	if c.early == nil {
+		c.early, c.earlySends = map[uint64]*pending{}, map[sendKey][]*pending{}
+	}
 	if isSend {
 		c.earlySends[k] = append(c.earlySends[k], p)
 	} else {
@@ -169,6 +291,14 @@ func (t *Tracker) addEarly(c *conn, f *decode.Frame, k sendKey, isSend bool) {
 	if len(c.early)+len(c.earlySends) > t.opts.MaxPending {
 		t.finding(c, f.Dir, f.Time, 0, f.Type, CodeStateEvicted, "more than "+itoa(int64(t.opts.MaxPending))+
 			" responses without request; they are forgotten")
+		for _, e := range c.early {
+			t.release(e)
+		}
+		for _, q := range c.earlySends {
+			for _, e := range q {
+				t.release(e)
+			}
+		}
 		clear(c.early)
 		clear(c.earlySends)
 	}
@@ -212,6 +342,7 @@ func (t *Tracker) expire(c *conn, ts time.Time) {
 			p := c.pings[d][0]
 			c.pings[d] = c.pings[d][1:]
 			t.finding(c, reassembly.Dir(d), ts, p.n, p.typ, CodePingUnanswered, "no PONG within the keep-alive timeout "+ka.String())
+			t.release(p)
 		}
 	}
 	to := t.opts.RequestTimeout
@@ -220,13 +351,13 @@ func (t *Tracker) expire(c *conn, ts time.Time) {
 	}
 	c.lastSweep = ts
 	var late []*pending
-	for _, p := range c.requests {
+	for _, p := range c.requests.appendTo(nil) {
 		if ts.Sub(p.t) > to {
 			late = append(late, p)
 		}
 	}
 	for k, q := range c.sends {
-		for len(q) > 0 && ts.Sub(q[0].t) > to {
+		for q != nil && ts.Sub(q.t) > to {
 			late = append(late, c.popSend(k, nil))
 			q = c.sends[k]
 		}
@@ -234,22 +365,22 @@ func (t *Tracker) expire(c *conn, ts time.Time) {
 	sort.Slice(late, func(i, j int) bool { return late[i].n < late[j].n })
 	for _, p := range late {
 		if p.typ != sendType {
-			delete(c.requests, p.id)
+			c.requests.del(p.id)
 		}
 		if !c.s.Partial {
 			t.finding(c, reassembly.ClientToServer, ts, p.n, p.typ, CodeUnanswered, "no response within "+to.String())
 		}
+		t.release(p)
 	}
 }
 
 // closeConn reports what the connection left unanswered.
 func (t *Tracker) closeConn(c *conn, ts time.Time) {
-	var left []*pending
-	for _, p := range c.requests {
-		left = append(left, p)
-	}
+	left := c.requests.appendTo(nil)
 	for _, q := range c.sends {
-		left = append(left, q...)
+		for ; q != nil; q = q.next {
+			left = append(left, q)
+		}
 	}
 	if c.connect != nil {
 		left = append(left, c.connect)
@@ -284,6 +415,13 @@ func (t *Tracker) closeConn(c *conn, ts time.Time) {
 			if ts.Sub(p.t) > t.opts.KeepAlive {
 				t.finding(c, reassembly.Dir(d), ts, p.n, p.typ, CodePingUnanswered, "no PONG within the keep-alive timeout "+t.opts.KeepAlive.String())
 			}
+			t.release(p)
 		}
+	}
+	for _, p := range left {
+		t.release(p)
+	}
+	for _, p := range orphans {
+		t.release(p)
 	}
 }

@@ -1,23 +1,82 @@
 package track
 
 import (
+	"slices"
+
 	"github.com/pulsarscope/pulsarscope/decode"
 	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
 )
 
 type msgKey struct{ ledger, entry uint64 }
 
+// delivery is one message id delivered to a consumer identity.
 type delivery struct {
-	n     int // MESSAGE frame
+	k     msgKey
+	n     int // MESSAGE frame (the latest, on a redelivery)
 	acked bool
 }
 
-// deliveries are the message ids delivered to one consumer identity.
+// identity is what makes consumers on different connections the same
+// consumer: topic, subscription and name; an unnamed consumer is only
+// itself (name is then "\x00", its client endpoint and consumer id: built
+// once, when the consumer is created).
+type identity struct {
+	topic, subscription, name string
+}
+
+// smallDeliveries is how many ids are searched linearly before an index
+// is built.
+const smallDeliveries = 16
+
+// deliveries are the message ids delivered to one consumer identity, in
+// order of first delivery (the oldest is evicted beyond the cap). Few ids
+// are searched linearly; beyond smallDeliveries, index maps an id to its
+// position plus base (the number of ids evicted).
 type deliveries struct {
-	byID  map[msgKey]*delivery
-	order []msgKey
+	items []delivery
+	index map[msgKey]int
+	base  int
 	// overflow is set once ids were evicted: acks are no longer checked.
 	overflow bool
+}
+
+func (d *deliveries) find(k msgKey) *delivery {
+	if d.index != nil {
+		if i, ok := d.index[k]; ok {
+			return &d.items[i-d.base]
+		}
+		return nil
+	}
+	for i := range d.items {
+		if d.items[i].k == k {
+			return &d.items[i]
+		}
+	}
+	return nil
+}
+
+func (d *deliveries) add(k msgKey, n int) {
+	if d.items == nil {
+		d.items = make([]delivery, 0, 4) // one allocation for the first few
+	}
+	d.items = append(d.items, delivery{k: k, n: n})
+	switch {
+	case d.index != nil:
+		d.index[k] = d.base + len(d.items) - 1
+	case len(d.items) > smallDeliveries:
+		d.index = make(map[msgKey]int, 2*len(d.items))
+		for i, it := range d.items {
+			d.index[it.k] = d.base + i
+		}
+	}
+}
+
+func (d *deliveries) evictOldest() {
+	if d.index != nil {
+		delete(d.index, d.items[0].k)
+	}
+	d.items = d.items[1:]
+	d.base++
 }
 
 // subscribe creates the consumer of a SUBSCRIBE.
@@ -27,13 +86,13 @@ func (t *Tracker) subscribe(c *conn, f *decode.Frame) *Consumer {
 		Conn: c.s.Conn, ID: s.GetConsumerId(), Topic: s.GetTopic(), Subscription: s.GetSubscription(),
 		Name: s.GetConsumerName(), SubType: s.GetSubType().String(), Created: f.N,
 	}
-	key := cs.Topic + "\x00" + cs.Subscription + "\x00" + cs.Name
+	key := identity{topic: cs.Topic, subscription: cs.Subscription, name: cs.Name}
 	if cs.Name == "" {
-		key += "\x00" + c.s.Conn.Client.String() + "\x00" + utoa(cs.ID)
+		key.name = "\x00" + c.s.Conn.Client.String() + "\x00" + utoa(cs.ID)
 	}
 	d := t.identities[key]
 	if d == nil {
-		d = &deliveries{byID: map[msgKey]*delivery{}}
+		d = &deliveries{}
 		t.identities[key] = d
 	}
 	cs.del = d
@@ -58,17 +117,14 @@ func (t *Tracker) onMessage(c *conn, f *decode.Frame, info *Info) {
 	}
 	k := msgKey{m.MessageId.GetLedgerId(), m.MessageId.GetEntryId()}
 	d := cs.del
-	if old := d.byID[k]; old != nil {
+	if old := d.find(k); old != nil {
 		info.RedeliveryOf = old.n
 		old.n, old.acked = f.N, false
 		return
 	}
-	d.byID[k] = &delivery{n: f.N}
-	d.order = append(d.order, k)
-	if len(d.byID) > t.opts.MaxDelivered {
-		old := d.order[0]
-		d.order = d.order[1:]
-		delete(d.byID, old)
+	d.add(k, f.N)
+	if len(d.items) > t.opts.MaxDelivered {
+		d.evictOldest()
 		if !d.overflow {
 			d.overflow = true
 			t.finding(c, f.Dir, f.Time, 0, f.Type, CodeStateEvicted, "consumer "+cs.Subscription+"/"+cs.Name+
@@ -85,48 +141,40 @@ func (t *Tracker) onAck(c *conn, f *decode.Frame, info *Info) {
 		return
 	}
 	d := cs.del
+	cumulative := a.GetAckType() == pulsarapi.CommandAck_Cumulative
 	for _, id := range a.GetMessageId() {
 		k := msgKey{id.GetLedgerId(), id.GetEntryId()}
-		if a.GetAckType() == pulsarapi.CommandAck_Cumulative {
-			for kk, dl := range d.byID {
-				if !dl.acked && (kk.ledger < k.ledger || (kk.ledger == k.ledger && kk.entry <= k.entry)) {
-					t.acked(info, dl, f.N)
+		if cumulative {
+			for i := range d.items {
+				dl := &d.items[i]
+				if !dl.acked && (dl.k.ledger < k.ledger || (dl.k.ledger == k.ledger && dl.k.entry <= k.entry)) {
+					dl.acked = true
+					info.Acks = append(info.Acks, dl.n)
 				}
 			}
 		}
-		dl := d.byID[k]
+		dl := d.find(k)
 		if dl == nil {
 			if !d.overflow && !c.s.Partial {
 				t.problem(info, CodeAckNotDelivered, "message "+utoa(k.ledger)+":"+utoa(k.entry)+" was not delivered to consumer_id "+utoa(cs.ID))
 			}
 			continue
 		}
-		if a.GetAckType() != pulsarapi.CommandAck_Cumulative {
-			t.acked(info, dl, f.N)
+		if !cumulative {
+			dl.acked = true
+			info.Acks = append(info.Acks, dl.n)
 		}
 	}
-	sortInts(info.Acks)
-}
-
-func (t *Tracker) acked(info *Info, dl *delivery, ack int) {
-	// Partial batch acks (ack_set) may ack one MESSAGE several times.
-	for _, n := range info.Acks {
-		if n == dl.n {
-			return
-		}
+	// Partial batch acks (ack_set) may ack one MESSAGE several times: it
+	// is listed once.
+	if len(info.Acks) > 1 {
+		slices.Sort(info.Acks)
+		info.Acks = slices.Compact(info.Acks)
 	}
-	dl.acked = true
-	info.Acks = append(info.Acks, dl.n)
 	if t.rec != nil {
-		l := t.rec.at(dl.n)
-		l.ackedBy = append(l.ackedBy, ack)
-	}
-}
-
-func sortInts(s []int) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
+		for _, n := range info.Acks {
+			l := t.rec.at(n)
+			l.ackedBy = append(l.ackedBy, f.N)
 		}
 	}
 }

@@ -20,26 +20,30 @@ func (t *Tracker) dispatch(c *conn, f *decode.Frame, info *Info) {
 		t.onConnected(c, f, info)
 		return
 	case pulsarapi.BaseCommand_AUTH_CHALLENGE:
-		c.auth = append(c.auth, &pending{n: f.N, t: f.Time, typ: f.Type})
+		c.auth = append(c.auth, t.newPending(f, 0))
 		return
 	case pulsarapi.BaseCommand_AUTH_RESPONSE:
 		if len(c.auth) > 0 {
 			t.link(info, c.auth[0], f)
+			t.release(c.auth[0])
+			c.auth[0] = nil
 			c.auth = c.auth[1:]
 		} else {
-			c.orphans = append(c.orphans, &pending{n: f.N, t: f.Time, typ: f.Type})
+			c.orphans = append(c.orphans, t.newPending(f, 0))
 		}
 		return
 	case pulsarapi.BaseCommand_PING:
-		c.pings[f.Dir] = append(c.pings[f.Dir], &pending{n: f.N, t: f.Time, typ: f.Type})
+		c.pings[f.Dir] = append(c.pings[f.Dir], t.newPending(f, 0))
 		return
 	case pulsarapi.BaseCommand_PONG:
 		other := 1 - f.Dir
-		if len(c.pings[other]) > 0 {
-			t.link(info, c.pings[other][0], f)
-			c.pings[other] = c.pings[other][1:]
+		if q := c.pings[other]; len(q) > 0 {
+			t.link(info, q[0], f)
+			t.release(q[0])
+			q[0] = nil
+			c.pings[other] = q[1:]
 		} else {
-			c.orphans = append(c.orphans, &pending{n: f.N, t: f.Time, typ: f.Type})
+			c.orphans = append(c.orphans, t.newPending(f, 0))
 		}
 		return
 	case pulsarapi.BaseCommand_SEND:
@@ -120,7 +124,8 @@ func (t *Tracker) onConnect(c *conn, f *decode.Frame) {
 	cc := f.Command.GetConnect()
 	c.s.ClientVersion = cc.GetClientVersion()
 	c.s.ClientProtocol = cc.GetProtocolVersion()
-	c.connect = &pending{n: f.N, t: f.Time, typ: f.Type}
+	t.release(c.connect) // a second CONNECT replaces the first
+	c.connect = t.newPending(f, 0)
 }
 
 func (t *Tracker) onConnected(c *conn, f *decode.Frame, info *Info) {
@@ -131,15 +136,16 @@ func (t *Tracker) onConnected(c *conn, f *decode.Frame, info *Info) {
 	c.s.Connected = true
 	if c.connect != nil {
 		t.link(info, c.connect, f)
+		t.release(c.connect)
 		c.connect = nil
 	} else {
-		c.orphans = append(c.orphans, &pending{n: f.N, t: f.Time, typ: f.Type})
+		c.orphans = append(c.orphans, t.newPending(f, 0))
 	}
 }
 
 // onRequest registers a client request and its entity.
 func (t *Tracker) onRequest(c *conn, f *decode.Frame, info *Info, id uint64) {
-	p := &pending{n: f.N, t: f.Time, typ: f.Type, id: id, server: c.s.Conn.Server.String()}
+	p := t.newPending(f, id)
 	cmd := f.Command
 	switch f.Type {
 	case pulsarapi.BaseCommand_PRODUCER:
@@ -164,6 +170,8 @@ func (t *Tracker) onRequest(c *conn, f *decode.Frame, info *Info, id uint64) {
 		if p.producer != nil && e.typ == pulsarapi.BaseCommand_PRODUCER_SUCCESS {
 			p.producer.Ready = true
 		}
+		t.release(e)
+		t.release(p)
 		return
 	}
 	t.addRequest(c, info, p)
@@ -181,11 +189,12 @@ func (t *Tracker) onResponse(c *conn, f *decode.Frame, info *Info, id uint64, ok
 	}
 	var req *pending
 	if ok {
-		req = c.requests[id]
+		req = c.requests.get(id)
 	}
 	if req == nil && f.Type == pulsarapi.BaseCommand_ERROR && c.connect != nil {
 		// An ERROR refusing the handshake answers CONNECT.
 		t.link(info, c.connect, f)
+		t.release(c.connect)
 		c.connect = nil
 		return
 	}
@@ -232,8 +241,9 @@ func (t *Tracker) onResponse(c *conn, f *decode.Frame, info *Info, id uint64, ok
 	case pulsarapi.BaseCommand_LOOKUP_RESPONSE:
 		t.onLookupResponse(c, f, info, req)
 	}
-	c.takeRequest(id)
+	c.requests.del(id)
 	t.link(info, req, f)
+	t.release(req)
 }
 
 func errMessage(cmd *pulsarapi.BaseCommand) string {

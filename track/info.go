@@ -69,8 +69,14 @@ func (i *Info) Topic() string {
 	return ""
 }
 
+// reset clears i for the next frame, keeping its slices. Field by field:
+// a whole-struct assignment costs a bulk write barrier per frame.
 func (i *Info) reset() {
-	*i = Info{Acks: i.Acks[:0], AckedBy: i.AckedBy[:0], Problems: i.Problems[:0]}
+	i.Request, i.Response, i.Redirect = nil, nil, nil
+	i.Producer, i.Consumer, i.Session = nil, nil, nil
+	i.Acks, i.AckedBy, i.Problems = i.Acks[:0], i.AckedBy[:0], i.Problems[:0]
+	i.RedeliveryOf, i.Entries, i.Error = 0, 0, ""
+	i.req, i.resp = Link{}, Link{}
 }
 
 // Finding is a conformance problem not reported on the frame being passed

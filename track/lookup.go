@@ -21,6 +21,9 @@ type chain struct {
 
 // onLookup links a LOOKUP to the redirect that caused it.
 func (t *Tracker) onLookup(c *conn, f *decode.Frame, info *Info, p *pending) {
+	if len(t.chains) == 0 {
+		return // no redirect pending: no topic to hash
+	}
 	ch := t.chains[p.topic]
 	if ch == nil || !ch.pending {
 		return
@@ -33,7 +36,9 @@ func (t *Tracker) onLookup(c *conn, f *decode.Frame, info *Info, p *pending) {
 func (t *Tracker) onLookupResponse(c *conn, f *decode.Frame, info *Info, req *pending) {
 	r := f.Command.GetLookupTopicResponse()
 	if r.GetResponse() != pulsarapi.CommandLookupTopicResponse_Redirect {
-		delete(t.chains, req.topic)
+		if len(t.chains) > 0 {
+			delete(t.chains, req.topic)
+		}
 		return
 	}
 	ch := t.chains[req.topic]
@@ -41,8 +46,9 @@ func (t *Tracker) onLookupResponse(c *conn, f *decode.Frame, info *Info, req *pe
 		ch = &chain{}
 		t.chains[req.topic] = ch
 	}
-	if len(ch.visited) == 0 || ch.visited[len(ch.visited)-1] != req.server {
-		ch.visited = append(ch.visited, req.server)
+	// The request went to this connection's broker.
+	if server := c.s.Conn.Server.String(); len(ch.visited) == 0 || ch.visited[len(ch.visited)-1] != server {
+		ch.visited = append(ch.visited, server)
 	}
 	target := hostPort(r.GetBrokerServiceUrl())
 	if target == "" {

@@ -11,8 +11,10 @@ func entries(f *decode.Frame) int {
 		return int(md.GetNumMessagesInBatch())
 	}
 	if f.Type == pulsarapi.BaseCommand_SEND {
-		if n := f.Command.GetSend().NumMessages; n != nil {
-			return int(*n)
+		// GetSend is nil on a SEND whose sub-command is missing
+		// (type-mismatch): read the field through its getter.
+		if s := f.Command.GetSend(); s != nil && s.NumMessages != nil {
+			return int(s.GetNumMessages())
 		}
 	}
 	return 1
@@ -33,10 +35,15 @@ func (t *Tracker) onSend(c *conn, f *decode.Frame, info *Info) {
 	case !pr.Ready:
 		t.problem(info, CodeProducerNotReady, "producer_id "+utoa(s.GetProducerId())+" has no PRODUCER_SUCCESS yet (PRODUCER #"+itoa(int64(pr.Created))+")")
 	}
-	if t.takeEarly(c, info, f, sendKey{s.GetProducerId(), s.GetSequenceId()}, true) != nil {
-		return
+	if len(c.earlySends) > 0 {
+		if e := t.takeEarly(c, info, f, sendKey{s.GetProducerId(), s.GetSequenceId()}, true); e != nil {
+			t.release(e)
+			return
+		}
 	}
-	t.addSend(c, &pending{n: f.N, t: f.Time, typ: f.Type, id: s.GetSequenceId(), producer: pr}, s.GetProducerId())
+	p := t.newPending(f, s.GetSequenceId())
+	p.producer = pr
+	t.addSend(c, p, s.GetProducerId())
 }
 
 // onReceipt pairs SEND_RECEIPT or SEND_ERROR with its SEND (the oldest in
@@ -58,6 +65,7 @@ func (t *Tracker) onReceipt(c *conn, f *decode.Frame, info *Info) {
 		if req.producer != nil {
 			info.Producer = req.producer
 		}
+		t.release(req)
 	} else {
 		t.addEarly(c, f, sendKey{prod, seq}, true)
 	}

@@ -1,10 +1,6 @@
 package track
 
-import (
-	"google.golang.org/protobuf/reflect/protoreflect"
-
-	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
-)
+import "github.com/pulsarscope/pulsarscope/decode/pulsarapi"
 
 type cmdType = pulsarapi.BaseCommand_Type
 
@@ -60,16 +56,15 @@ var minVersion = map[cmdType]int32{
 	pulsarapi.BaseCommand_TOPIC_MIGRATED: 20,
 }
 
-// table is what the tracker looks up per command type, built once per
-// Tracker from the schema.
+// table is what the tracker looks up per command type. It is built once
+// (tables) and shared by every Tracker.
 type table struct {
 	request, response [maxType]bool
 	minVersion        [maxType]int32
-	// sub is the BaseCommand field of the type's sub-command; rid its
-	// request_id field (nil when it has none); errField its ServerError
-	// field (error or error_code).
-	sub, rid, errField [maxType]protoreflect.FieldDescriptor
 }
+
+// tables is the one table, built at package initialisation.
+var tables = newTable()
 
 func newTable() *table {
 	tb := &table{}
@@ -82,46 +77,194 @@ func newTable() *table {
 	for t, v := range minVersion {
 		tb.minVersion[t] = v
 	}
-	fields := (&pulsarapi.BaseCommand{}).ProtoReflect().Descriptor().Fields()
-	for i := 0; i < fields.Len(); i++ {
-		fd := fields.Get(i)
-		n := int(fd.Number())
-		if fd.Kind() != protoreflect.MessageKind || n >= maxType {
-			continue
-		}
-		// The sub-command of type T is BaseCommand field number T.
-		tb.sub[n] = fd
-		sub := fd.Message().Fields()
-		if r := sub.ByName("request_id"); r != nil && r.Kind() == protoreflect.Uint64Kind {
-			tb.rid[n] = r
-		}
-		for _, name := range []protoreflect.Name{"error", "error_code"} {
-			if e := sub.ByName(name); e != nil && e.Kind() == protoreflect.EnumKind {
-				tb.errField[n] = e
-			}
-		}
-	}
 	return tb
 }
 
-// requestID returns the request_id of the frame's sub-command, if set.
+// requestID returns the request_id of the frame's sub-command, if set. It
+// reads the generated fields directly (no protoreflect): every sub-command
+// with a request_id field is listed; TestRequestIDTyped checks the list
+// against the schema.
 func (tb *table) requestID(cmd *pulsarapi.BaseCommand, t cmdType) (uint64, bool) {
-	if t < 0 || int(t) >= maxType || tb.rid[t] == nil {
+	var r *uint64
+	switch t {
+	case pulsarapi.BaseCommand_SUBSCRIBE:
+		if m := cmd.Subscribe; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_PRODUCER:
+		if m := cmd.Producer; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_ACK:
+		if m := cmd.Ack; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_UNSUBSCRIBE:
+		if m := cmd.Unsubscribe; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_SUCCESS:
+		if m := cmd.Success; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_ERROR:
+		if m := cmd.Error; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_CLOSE_PRODUCER:
+		if m := cmd.CloseProducer; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_CLOSE_CONSUMER:
+		if m := cmd.CloseConsumer; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_PRODUCER_SUCCESS:
+		if m := cmd.ProducerSuccess; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_PARTITIONED_METADATA:
+		if m := cmd.PartitionMetadata; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_PARTITIONED_METADATA_RESPONSE:
+		if m := cmd.PartitionMetadataResponse; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_LOOKUP:
+		if m := cmd.LookupTopic; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_LOOKUP_RESPONSE:
+		if m := cmd.LookupTopicResponse; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_CONSUMER_STATS:
+		if m := cmd.ConsumerStats; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_CONSUMER_STATS_RESPONSE:
+		if m := cmd.ConsumerStatsResponse; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_SEEK:
+		if m := cmd.Seek; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_GET_LAST_MESSAGE_ID:
+		if m := cmd.GetLastMessageId; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_GET_LAST_MESSAGE_ID_RESPONSE:
+		if m := cmd.GetLastMessageIdResponse; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_GET_TOPICS_OF_NAMESPACE:
+		if m := cmd.GetTopicsOfNamespace; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_GET_TOPICS_OF_NAMESPACE_RESPONSE:
+		if m := cmd.GetTopicsOfNamespaceResponse; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_GET_SCHEMA:
+		if m := cmd.GetSchema; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_GET_SCHEMA_RESPONSE:
+		if m := cmd.GetSchemaResponse; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_ACK_RESPONSE:
+		if m := cmd.AckResponse; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_GET_OR_CREATE_SCHEMA:
+		if m := cmd.GetOrCreateSchema; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_GET_OR_CREATE_SCHEMA_RESPONSE:
+		if m := cmd.GetOrCreateSchemaResponse; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_NEW_TXN:
+		if m := cmd.NewTxn; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_NEW_TXN_RESPONSE:
+		if m := cmd.NewTxnResponse; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_ADD_PARTITION_TO_TXN:
+		if m := cmd.AddPartitionToTxn; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_ADD_PARTITION_TO_TXN_RESPONSE:
+		if m := cmd.AddPartitionToTxnResponse; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_ADD_SUBSCRIPTION_TO_TXN:
+		if m := cmd.AddSubscriptionToTxn; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_ADD_SUBSCRIPTION_TO_TXN_RESPONSE:
+		if m := cmd.AddSubscriptionToTxnResponse; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_END_TXN:
+		if m := cmd.EndTxn; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_END_TXN_RESPONSE:
+		if m := cmd.EndTxnResponse; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_END_TXN_ON_PARTITION:
+		if m := cmd.EndTxnOnPartition; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_END_TXN_ON_PARTITION_RESPONSE:
+		if m := cmd.EndTxnOnPartitionResponse; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_END_TXN_ON_SUBSCRIPTION:
+		if m := cmd.EndTxnOnSubscription; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_END_TXN_ON_SUBSCRIPTION_RESPONSE:
+		if m := cmd.EndTxnOnSubscriptionResponse; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_TC_CLIENT_CONNECT_REQUEST:
+		if m := cmd.TcClientConnectRequest; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_TC_CLIENT_CONNECT_RESPONSE:
+		if m := cmd.TcClientConnectResponse; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_WATCH_TOPIC_LIST:
+		if m := cmd.WatchTopicList; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_WATCH_TOPIC_LIST_SUCCESS:
+		if m := cmd.WatchTopicListSuccess; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_WATCH_TOPIC_LIST_CLOSE:
+		if m := cmd.WatchTopicListClose; m != nil {
+			r = m.RequestId
+		}
+	}
+	if r == nil {
 		return 0, false
 	}
-	m := cmd.ProtoReflect()
-	if !m.Has(tb.sub[t]) {
-		return 0, false
-	}
-	sm := m.Get(tb.sub[t]).Message()
-	if !sm.Has(tb.rid[t]) {
-		return 0, false
-	}
-	return sm.Get(tb.rid[t]).Uint(), true
+	return *r, true
 }
 
 // serverError returns the ServerError name a response carries, if any.
 func (tb *table) serverError(cmd *pulsarapi.BaseCommand, t cmdType) string {
+	var e *pulsarapi.ServerError
 	switch t {
 	case pulsarapi.BaseCommand_LOOKUP_RESPONSE:
 		r := cmd.GetLookupTopicResponse()
@@ -135,23 +278,66 @@ func (tb *table) serverError(cmd *pulsarapi.BaseCommand, t cmdType) string {
 			return errName(r.Error, r.GetError())
 		}
 		return ""
+	case pulsarapi.BaseCommand_SEND_ERROR:
+		if m := cmd.SendError; m != nil {
+			e = m.Error
+		}
+	case pulsarapi.BaseCommand_ERROR:
+		if m := cmd.Error; m != nil {
+			e = m.Error
+		}
+	case pulsarapi.BaseCommand_CONSUMER_STATS_RESPONSE:
+		if m := cmd.ConsumerStatsResponse; m != nil {
+			e = m.ErrorCode
+		}
+	case pulsarapi.BaseCommand_GET_SCHEMA_RESPONSE:
+		if m := cmd.GetSchemaResponse; m != nil {
+			e = m.ErrorCode
+		}
+	case pulsarapi.BaseCommand_ACK_RESPONSE:
+		if m := cmd.AckResponse; m != nil {
+			e = m.Error
+		}
+	case pulsarapi.BaseCommand_GET_OR_CREATE_SCHEMA_RESPONSE:
+		if m := cmd.GetOrCreateSchemaResponse; m != nil {
+			e = m.ErrorCode
+		}
+	case pulsarapi.BaseCommand_NEW_TXN_RESPONSE:
+		if m := cmd.NewTxnResponse; m != nil {
+			e = m.Error
+		}
+	case pulsarapi.BaseCommand_ADD_PARTITION_TO_TXN_RESPONSE:
+		if m := cmd.AddPartitionToTxnResponse; m != nil {
+			e = m.Error
+		}
+	case pulsarapi.BaseCommand_ADD_SUBSCRIPTION_TO_TXN_RESPONSE:
+		if m := cmd.AddSubscriptionToTxnResponse; m != nil {
+			e = m.Error
+		}
+	case pulsarapi.BaseCommand_END_TXN_RESPONSE:
+		if m := cmd.EndTxnResponse; m != nil {
+			e = m.Error
+		}
+	case pulsarapi.BaseCommand_END_TXN_ON_PARTITION_RESPONSE:
+		if m := cmd.EndTxnOnPartitionResponse; m != nil {
+			e = m.Error
+		}
+	case pulsarapi.BaseCommand_END_TXN_ON_SUBSCRIPTION_RESPONSE:
+		if m := cmd.EndTxnOnSubscriptionResponse; m != nil {
+			e = m.Error
+		}
+	case pulsarapi.BaseCommand_TC_CLIENT_CONNECT_RESPONSE:
+		if m := cmd.TcClientConnectResponse; m != nil {
+			e = m.Error
+		}
 	}
-	if t < 0 || int(t) >= maxType || tb.errField[t] == nil {
+	if e == nil {
 		return ""
 	}
-	m := cmd.ProtoReflect()
-	if !m.Has(tb.sub[t]) {
-		return ""
+	if name, ok := pulsarapi.ServerError_name[int32(*e)]; ok {
+		return name
 	}
-	sm := m.Get(tb.sub[t]).Message()
-	if !sm.Has(tb.errField[t]) {
-		return ""
-	}
-	v := sm.Get(tb.errField[t]).Enum()
-	if ev := tb.errField[t].Enum().Values().ByNumber(v); ev != nil {
-		return string(ev.Name())
-	}
-	return "ServerError(" + itoa(int64(v)) + ")"
+	return "ServerError(" + itoa(int64(*e)) + ")"
 }
 
 func errName(set *pulsarapi.ServerError, e pulsarapi.ServerError) string {

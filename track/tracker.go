@@ -20,11 +20,16 @@ type Tracker struct {
 	// ids are shared by consumer identity (topic, subscription, name) so
 	// that acks after a reconnect still find them.
 	chains     map[string]*chain
-	identities map[string]*deliveries
+	identities map[identity]*deliveries
 	rec        *Results
 	info       Info
 	fd         Finding
 	problems   int
+	// free are recycled pendings (newPending, release).
+	free []*pending
+	// last caches the connection of the previous frame.
+	lastRC *reassembly.Conn
+	last   *conn
 }
 
 // New returns a Tracker that passes every frame, event and finding to next.
@@ -32,10 +37,10 @@ func New(next Sink, opts Options) *Tracker {
 	t := &Tracker{
 		next:       next,
 		opts:       opts.withDefaults(),
-		tb:         newTable(),
+		tb:         tables,
 		conns:      map[*reassembly.Conn]*conn{},
 		chains:     map[string]*chain{},
-		identities: map[string]*deliveries{},
+		identities: map[identity]*deliveries{},
 	}
 	if opts.Record {
 		t.rec = &Results{}
@@ -84,17 +89,24 @@ func (t *Tracker) Event(e *decode.Event) {
 		if c := t.conns[e.Conn]; c != nil {
 			t.closeConn(c, e.Time)
 			delete(t.conns, e.Conn)
+			if t.lastRC == e.Conn {
+				t.lastRC, t.last = nil, nil
+			}
 		}
 	}
 	t.next.Event(e)
 }
 
 func (t *Tracker) conn(rc *reassembly.Conn) *conn {
+	if rc == t.lastRC && t.last != nil {
+		return t.last
+	}
 	c := t.conns[rc]
 	if c == nil {
 		c = newConn(rc)
 		t.conns[rc] = c
 	}
+	t.lastRC, t.last = rc, c
 	return c
 }
 

@@ -102,6 +102,11 @@ type StreamRow struct {
 	Skipped   int64  `json:"skipped"`
 	Truncated int64  `json:"truncated"`
 	Ignored   int64  `json:"ignored"`
+	// TCPPayload is the reassembler's own count of the stream's TCP
+	// payload bytes (reassembly.Conn.Payload); Balanced says whether
+	// in_frames + lost + skipped + truncated + ignored equals it.
+	TCPPayload int64 `json:"tcp_payload"`
+	Balanced   bool  `json:"balanced"`
 }
 
 // Report builds the tables from what was collected.
@@ -114,7 +119,7 @@ func (c *Collector) Report() *Report {
 	}
 	sort.Slice(r.Commands, func(i, j int) bool { return r.Commands[i].Type < r.Commands[j].Type })
 	for t, a := range c.srt {
-		row := SRTRow{Request: t, Count: len(a.lat), Unanswered: a.unanswered}
+		row := SRTRow{Request: t.String(), Count: len(a.lat), Unanswered: a.unanswered}
 		if len(a.lat) > 0 {
 			sortDur(a.lat)
 			row.MinUS, row.MaxUS = a.lat[0].Microseconds(), a.lat[len(a.lat)-1].Microseconds()

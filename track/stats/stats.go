@@ -19,13 +19,13 @@ const maxFirstFrames = 5
 // Collector is a track.Sink that aggregates everything it is given. Call
 // Report at the end.
 type Collector struct {
-	counts    map[string]*Count
-	srt       map[string]*srtAcc
+	counts    map[cmdType]*Count
+	srt       map[cmdType]*srtAcc
 	convs     map[*reassembly.Conn]*convAcc
 	convOrder []*convAcc
 	producers map[*track.Producer]*prodAcc
 	prodOrder []*prodAcc
-	consumers map[string]*consAcc
+	consumers map[consKey]*consAcc
 	consOrder []*consAcc
 	problems  map[string]*ProblemRow
 	streams   []StreamRow
@@ -34,10 +34,19 @@ type Collector struct {
 // New returns an empty Collector.
 func New() *Collector {
 	return &Collector{
-		counts: map[string]*Count{}, srt: map[string]*srtAcc{}, convs: map[*reassembly.Conn]*convAcc{},
-		producers: map[*track.Producer]*prodAcc{}, consumers: map[string]*consAcc{}, problems: map[string]*ProblemRow{},
+		counts: map[cmdType]*Count{}, srt: map[cmdType]*srtAcc{}, convs: map[*reassembly.Conn]*convAcc{},
+		producers: map[*track.Producer]*prodAcc{}, consumers: map[consKey]*consAcc{}, problems: map[string]*ProblemRow{},
 	}
 }
+
+type cmdType = pulsarapi.BaseCommand_Type
+
+// Per-frame lookups are keyed by small structs of the entity's strings:
+// no string is built per frame.
+type (
+	prodKey struct{ topic, name string }
+	consKey struct{ topic, subscription, name string }
+)
 
 type srtAcc struct {
 	lat        []time.Duration
@@ -45,10 +54,11 @@ type srtAcc struct {
 }
 
 type convAcc struct {
-	row                  ConversationRow
-	producers, consumers map[string]bool
-	topics               map[string]bool
-	first, last          time.Time
+	row         ConversationRow
+	producers   map[prodKey]bool
+	consumers   map[consKey]bool
+	topics      map[string]bool
+	first, last time.Time
 }
 
 type prodAcc struct {
@@ -62,10 +72,10 @@ type consAcc struct{ row ConsumerRow }
 
 // Frame aggregates one frame.
 func (c *Collector) Frame(f *decode.Frame, info *track.Info) {
-	t := f.Type.String()
+	t := f.Type
 	cnt := c.counts[t]
 	if cnt == nil {
-		cnt = &Count{Type: t}
+		cnt = &Count{Type: t.String()}
 		c.counts[t] = cnt
 	}
 	cnt.Frames[f.Dir]++
@@ -76,10 +86,11 @@ func (c *Collector) Frame(f *decode.Frame, info *track.Info) {
 	cv := c.conv(f.Conn)
 	cv.row.Frames++
 	cv.row.Bytes += int64(f.Size)
-	if cv.first.IsZero() {
+	// Capture timestamps can go backwards: keep the earliest and latest.
+	if cv.first.IsZero() || f.Time.Before(cv.first) {
 		cv.first = f.Time
 	}
-	cv.last = f.Time
+	cv.last = maxTime(cv.last, f.Time)
 	if info == nil {
 		return
 	}
@@ -94,16 +105,16 @@ func (c *Collector) Frame(f *decode.Frame, info *track.Info) {
 		cv.row.ClientProtocol, cv.row.ServerProtocol = s.ClientProtocol, s.ServerProtocol
 	}
 	if r := info.Request; r != nil && f.Dir == reassembly.ServerToClient || r != nil && r.Type == pulsarapi.BaseCommand_PING {
-		a := c.srtOf(r.Type.String())
+		a := c.srtOf(r.Type)
 		a.lat = append(a.lat, r.Latency)
 	}
 	if p := info.Producer; p != nil {
-		cv.producers[p.Topic+"/"+p.Name] = true
+		cv.producers[prodKey{p.Topic, p.Name}] = true
 		cv.topics[p.Topic] = true
 		c.producer(f, info, p)
 	}
 	if cs := info.Consumer; cs != nil {
-		cv.consumers[cs.Topic+"/"+cs.Subscription+"/"+cs.Name] = true
+		cv.consumers[consKey{cs.Topic, cs.Subscription, cs.Name}] = true
 		cv.topics[cs.Topic] = true
 		c.consumer(f, info, cs)
 	}
@@ -138,7 +149,7 @@ func (c *Collector) producer(f *decode.Frame, info *track.Info, p *track.Produce
 }
 
 func (c *Collector) consumer(f *decode.Frame, info *track.Info, cs *track.Consumer) {
-	key := cs.Topic + "\x00" + cs.Subscription + "\x00" + cs.Name
+	key := consKey{cs.Topic, cs.Subscription, cs.Name}
 	a := c.consumers[key]
 	if a == nil {
 		a = &consAcc{row: ConsumerRow{Topic: cs.Topic, Subscription: cs.Subscription, Name: cs.Name, SubType: cs.SubType}}
@@ -173,8 +184,10 @@ func (c *Collector) Event(e *decode.Event) {
 			cv.last = maxTime(cv.last, e.Time)
 		}
 		for d, s := range e.Stats {
+			payload := e.Conn.Payload[d]
 			c.streams = append(c.streams, StreamRow{Conn: e.Conn.ID, Dir: reassembly.Dir(d).String(), Seen: s.Seen,
-				InFrames: s.InFrames, Lost: s.Lost, Skipped: s.Skipped, Truncated: s.Truncated, Ignored: s.Ignored})
+				InFrames: s.InFrames, Lost: s.Lost, Skipped: s.Skipped, Truncated: s.Truncated, Ignored: s.Ignored,
+				TCPPayload: payload, Balanced: s.Balanced() && s.InFrames+s.Lost+s.Skipped+s.Truncated+s.Ignored == payload})
 		}
 	}
 }
@@ -183,7 +196,7 @@ func (c *Collector) Event(e *decode.Event) {
 func (c *Collector) Finding(fd *track.Finding) {
 	c.problem(fd.Problem.Code, fd.Frame)
 	if fd.Problem.Code == track.CodeUnanswered {
-		c.srtOf(fd.Type.String()).unanswered++
+		c.srtOf(fd.Type).unanswered++
 	}
 }
 
@@ -199,7 +212,7 @@ func (c *Collector) problem(code string, n int) {
 	}
 }
 
-func (c *Collector) srtOf(t string) *srtAcc {
+func (c *Collector) srtOf(t cmdType) *srtAcc {
 	a := c.srt[t]
 	if a == nil {
 		a = &srtAcc{}
@@ -212,7 +225,7 @@ func (c *Collector) conv(rc *reassembly.Conn) *convAcc {
 	cv := c.convs[rc]
 	if cv == nil {
 		cv = &convAcc{row: ConversationRow{Conn: rc.ID, Client: rc.Client.String(), Server: rc.Server.String(), ClientProtocol: -1, ServerProtocol: -1},
-			producers: map[string]bool{}, consumers: map[string]bool{}, topics: map[string]bool{}}
+			producers: map[prodKey]bool{}, consumers: map[consKey]bool{}, topics: map[string]bool{}}
 		c.convs[rc] = cv
 		c.convOrder = append(c.convOrder, cv)
 	}

@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"github.com/spf13/pflag"
+
+	"github.com/pulsarscope/pulsarscope/reassembly"
+	"github.com/pulsarscope/pulsarscope/track"
+)
+
+// limitOptions are the resource limits shared by read, stats and capture
+// (docs/cli.md "Limits"). Each limit, when hit, is reported: a gap whose
+// bytes-lost problem names the limit, a close event "evicted", or a
+// state-evicted conformance problem.
+type limitOptions struct {
+	reassemblyBuffer string // out-of-order bytes buffered per connection
+	reassemblyMemory string // out-of-order bytes buffered in all
+	maxConns         int
+	maxPending       int
+}
+
+func addLimitFlags(f *pflag.FlagSet, o *limitOptions) {
+	f.StringVar(&o.reassemblyBuffer, "reassembly-buffer", "4MiB", "out-of-order TCP data buffered per connection; beyond it the missing bytes are given up (a gap with a bytes-lost problem naming the limit)")
+	f.StringVar(&o.reassemblyMemory, "reassembly-memory", "64MiB", "out-of-order TCP data buffered over all connections (same effect as --reassembly-buffer)")
+	f.IntVar(&o.maxConns, "max-conns", reassembly.DefaultMaxConns, "connection table size; beyond it the least recently active connections are closed with a close event \"evicted\"")
+	f.IntVar(&o.maxPending, "max-pending", track.DefaultMaxPending, "requests and SENDs tracked in flight per connection; beyond it the oldest is dropped with a state-evicted problem")
+}
+
+// apply sets the limits on pc.
+func (o *limitOptions) apply(pc *pipelineConfig) error {
+	if o.reassemblyBuffer != "" {
+		n, err := parseSize(o.reassemblyBuffer)
+		if err != nil {
+			return usageErr("--reassembly-buffer: %v", err)
+		}
+		pc.assemble.MaxBufferedBytesPerConn = n
+	}
+	if o.reassemblyMemory != "" {
+		n, err := parseSize(o.reassemblyMemory)
+		if err != nil {
+			return usageErr("--reassembly-memory: %v", err)
+		}
+		pc.assemble.MaxBufferedBytesTotal = n
+	}
+	if o.maxConns < 0 || o.maxPending < 0 {
+		return usageErr("--max-conns and --max-pending must be positive")
+	}
+	pc.assemble.MaxConns = o.maxConns
+	pc.maxPending = o.maxPending
+	return nil
+}

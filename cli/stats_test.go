@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestStatsJSON(t *testing.T) {
+	out, errOut, code := run(t, "stats", "-o", "json", "../testdata/pcaps/errors.pcap")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r struct {
+		SRT []struct {
+			Request    string `json:"request"`
+			Count      int    `json:"count"`
+			Unanswered int    `json:"unanswered"`
+		} `json:"service_response_time"`
+		Problems []struct {
+			Code  string `json:"code"`
+			Count int    `json:"count"`
+		} `json:"problems"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][2]int{}
+	for _, s := range r.SRT {
+		got[s.Request] = [2]int{s.Count, s.Unanswered}
+	}
+	if got["SEND"] != [2]int{10, 1} || got["LOOKUP"] != [2]int{11, 0} {
+		t.Errorf("srt %v", got)
+	}
+	if len(r.Problems) != 3 {
+		t.Errorf("problems %v", r.Problems)
+	}
+}
+
+func TestReadFilterAndTwoPass(t *testing.T) {
+	out, errOut, code := run(t, "read", "-2", "-o", "json", "-Y", `type == "SEND" && response == "SEND_RECEIPT"`, "../testdata/pcaps/basic.pcap")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 10 || !strings.Contains(lines[0], `"response":{"n":`) {
+		t.Errorf("%d lines: %s", len(lines), lines[0])
+	}
+	_, errOut, code = run(t, "read", "-Y", `type = "SEND"`, "../testdata/pcaps/basic.pcap")
+	if code != ExitUsage || !strings.Contains(errOut, "^") {
+		t.Errorf("bad filter: exit %d: %s", code, errOut)
+	}
+}
+
+func TestStatsTitle(t *testing.T) {
+	out, errOut, code := run(t, "stats", "../testdata/pcaps/basic.pcap", "../testdata/pcaps/many.pcap")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if want := "pulsarscope stats: ../testdata/pcaps/basic.pcap, ../testdata/pcaps/many.pcap\n\n== Commands\n"; !strings.HasPrefix(out, want) {
+		t.Errorf("stats text starts %q, want %q", out[:min(len(out), len(want))], want)
+	}
+	if errOut != "" {
+		t.Errorf("stderr (not a terminal, --progress auto): %q", errOut)
+	}
+}
+
+// TestProgress checks --progress always: a bar per pass and file (drawn
+// at once, then at most ten times a second) on stderr, cleared at the end,
+// and nothing else changed.
+func TestProgress(t *testing.T) {
+	plain, _, _ := run(t, "stats", "../testdata/pcaps/basic.pcap")
+	out, errOut, code := run(t, "stats", "--progress", "always", "../testdata/pcaps/basic.pcap")
+	if code != ExitOK || out != plain {
+		t.Fatalf("exit %d, output changed by --progress: %s", code, errOut)
+	}
+	for _, want := range []string{"pass 1/2 basic.pcap", "pass 2/2 basic.pcap", "0%", "/8.8 kB"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("progress %q lacks %q", errOut, want)
+		}
+	}
+	if !strings.HasSuffix(errOut, "\x1b[2K\r") {
+		t.Errorf("progress not cleared at the end: %q", errOut)
+	}
+	_, errOut, code = run(t, "read", "-q", "--progress", "always", "../testdata/pcaps/basic.pcap", "../testdata/pcaps/many.pcap")
+	if code != ExitOK || !strings.Contains(errOut, "[1/2] basic.pcap") || !strings.Contains(errOut, "[2/2] many.pcap") {
+		t.Errorf("read -q: exit %d, progress %q", code, errOut)
+	}
+	// stdin: size unknown, a spinner with the bytes read.
+	b, err := os.ReadFile("../testdata/pcaps/basic.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o, e bytes.Buffer
+	code = Main([]string{"stats", "-1", "--progress", "always", "-"}, bytes.NewReader(b), &o, &e)
+	if code != ExitOK || !strings.Contains(e.String(), "stdin") || !strings.HasPrefix(o.String(), "pulsarscope stats: stdin\n") {
+		t.Errorf("stdin: exit %d, progress %q, output %.40q", code, e.String(), o.String())
+	}
+	_, errOut, code = run(t, "stats", "--progress", "sometimes", "../testdata/pcaps/basic.pcap")
+	if code != ExitUsage || !strings.Contains(errOut, "--progress") {
+		t.Errorf("bad --progress: exit %d: %s", code, errOut)
+	}
+	_, errOut, code = run(t, "stats", "--progress", "always", "../testdata/pcaps/nonexistent.pcap")
+	if code != ExitInput || !strings.Contains(errOut, "check the path") {
+		t.Errorf("missing file: exit %d: %s", code, errOut)
+	}
+}

@@ -1,0 +1,161 @@
+package decode
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pulsarscope/pulsarscope/internal/fuzzseed"
+	"github.com/pulsarscope/pulsarscope/reassembly"
+
+	"google.golang.org/protobuf/proto"
+)
+
+// FuzzCheckFrame checks the plausibility check that resynchronisation and
+// --detect rely on, and redaction, on arbitrary bytes:
+//   - Plausible agrees with CheckFrame under the default limit;
+//   - NeedMore asks for more than it was given, within the limit;
+//   - Likely means a whole frame that the decoder delimits without a
+//     framing problem;
+//   - the verdict is monotonic: a prefix of bytes that start a Likely
+//     frame is never Implausible (else a resync would skip a real frame
+//     that arrives in pieces);
+//   - Redact never modifies its input and leaves no secret behind.
+func FuzzCheckFrame(f *testing.F) {
+	for _, s := range fuzzSeeds(f) {
+		f.Add(s, 0)
+		f.Add(s, len(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, limit int) {
+		limit %= 1 << 24
+		if limit > 0 && limit < 64 {
+			limit = 64 // a limit below the smallest frame only makes everything need more
+		}
+		v, need := CheckFrame(data, limit)
+		if Plausible(data) != (func() bool { d, _ := CheckFrame(data, DefaultMaxFrameSize); return d == Likely })() {
+			t.Fatal("Plausible disagrees with CheckFrame")
+		}
+		max := limit
+		if max <= 0 {
+			max = DefaultMaxFrameSize
+		}
+		switch v {
+		case NeedMore:
+			if need <= len(data) || need > max {
+				t.Fatalf("NeedMore with need %d for %d bytes (limit %d)", need, len(data), max)
+			}
+		case Likely:
+			size := 4 + int(be32(data))
+			if size > len(data) || size > max {
+				t.Fatalf("Likely frame of %d bytes in %d (limit %d)", size, len(data), max)
+			}
+			fr := Decode(data[:size], Options{MaxFrameSize: max})
+			for _, c := range []string{CodeFrameTooLarge, CodeBadCommandSize, CodeTruncatedFrame, CodeDecoderPanic} {
+				if HasProblem(fr.Problems, c) {
+					t.Fatalf("Likely frame decodes with %v", fr.Problems)
+				}
+			}
+			for _, cut := range []int{1, 4, 8, size / 2, size - 1} {
+				if cut > 0 && cut < size {
+					if pv, _ := CheckFrame(data[:cut], limit); pv == Implausible {
+						t.Fatalf("prefix of %d bytes of a Likely frame of %d is implausible", cut, size)
+					}
+				}
+			}
+		}
+		fr := Decode(data, Options{Retain: true})
+		if fr.Command == nil {
+			return
+		}
+		before, _ := proto.MarshalOptions{Deterministic: true, AllowPartial: true}.Marshal(fr.Command)
+		r := Redact(fr.Command)
+		after, _ := proto.MarshalOptions{Deterministic: true, AllowPartial: true}.Marshal(fr.Command)
+		if !bytes.Equal(before, after) {
+			t.Fatal("Redact modified its input")
+		}
+		if c := r.GetConnect(); c != nil {
+			if c.AuthData != nil && string(c.AuthData) != RedactedMarker(len(fr.Command.GetConnect().AuthData)) {
+				t.Fatalf("auth_data left: %q", c.AuthData)
+			}
+			if c.OriginalAuthData != nil && c.GetOriginalAuthData() != RedactedMarker(len(fr.Command.GetConnect().GetOriginalAuthData())) {
+				t.Fatalf("original_auth_data left: %q", c.GetOriginalAuthData())
+			}
+		}
+		if a := r.GetAuthResponse().GetResponse(); a != nil && a.AuthData != nil && string(a.AuthData) != RedactedMarker(len(fr.Command.GetAuthResponse().GetResponse().GetAuthData())) {
+			t.Fatalf("auth response data left: %q", a.AuthData)
+		}
+		if a := r.GetAuthChallenge().GetChallenge(); a != nil && a.AuthData != nil && string(a.AuthData) != RedactedMarker(len(fr.Command.GetAuthChallenge().GetChallenge().GetAuthData())) {
+			t.Fatalf("auth challenge data left: %q", a.AuthData)
+		}
+	})
+}
+
+// FuzzParallelStream: the ParallelStreamDecoder (tiny batches, a tiny
+// decode budget, two workers) hands the Sink exactly what the
+// StreamDecoder does, on arbitrary streams cut in arbitrary pieces with
+// gaps (FuzzStream's input format).
+func FuzzParallelStream(f *testing.F) {
+	for i, s := range fuzzSeeds(f) {
+		f.Add(s, []byte{byte(i), 7, 200, 3, 0, 90})
+	}
+	f.Fuzz(func(t *testing.T, data, cuts []byte) {
+		feed := func(h reassembly.Handler) {
+			c := testConn(len(cuts) > 0 && cuts[0]&1 == 0)
+			h.Open(c)
+			ts := time.Unix(0, 0)
+			rest := data
+			gaps := 0
+			for i := 0; len(rest) > 0; i++ {
+				k := 1
+				if len(cuts) > 0 {
+					k = int(cuts[i%len(cuts)])
+				}
+				dir := reassembly.Dir(i & 1)
+				if k >= 250 && gaps < 8 {
+					gaps++
+					h.Gap(c, dir, int64(k-249), ts)
+					continue
+				}
+				k = min(max(k, 1)*(1+i%3), len(rest))
+				h.Data(c, dir, rest[:k], ts)
+				rest = rest[k:]
+			}
+			h.Close(c, reassembly.CloseFIN, ts)
+		}
+		opts := Options{MaxFrameSize: 1 << 16, MaxDecompressed: 1 << 16}
+		seq := &fullDigestSink{}
+		feed(NewStreamDecoder(seq, opts))
+		par := &fullDigestSink{}
+		pd := NewParallelStreamDecoder(par, opts, 2)
+		pd.maxItems, pd.maxRaw, pd.budget = 2, 100, 200
+		feed(pd)
+		pd.Wait()
+		if strings.Join(seq.lines, "\n") != strings.Join(par.lines, "\n") {
+			t.Fatalf("parallel differs:\n%s\n---\n%s", strings.Join(seq.lines, "\n"), strings.Join(par.lines, "\n"))
+		}
+	})
+}
+
+// TestWriteFuzzCorpus regenerates testdata/fuzz/FuzzCheckFrame and
+// FuzzParallelStream from the frame vectors
+// (PULSARSCOPE_WRITE_CORPUS=1 go test -run TestWriteFuzzCorpus).
+func TestWriteFuzzCorpus(t *testing.T) {
+	if !fuzzseed.Enabled() {
+		t.Skip("PULSARSCOPE_WRITE_CORPUS not set")
+	}
+	vs := vectorStreams(t)
+	for i, s := range fuzzSeeds(t) {
+		if err := fuzzseed.Write("testdata/fuzz/FuzzCheckFrame", s, 0); err != nil {
+			t.Fatal(err)
+		}
+		if i%4 == 0 {
+			if err := fuzzseed.Write("testdata/fuzz/FuzzParallelStream", s, []byte{byte(i), 7, 200, 3, 0, 90}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := fuzzseed.Write("testdata/fuzz/FuzzParallelStream", append(append([]byte(nil), vs[0]...), vs[1]...), []byte{1, 2, 3, 250, 100}); err != nil {
+		t.Fatal(err)
+	}
+}

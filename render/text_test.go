@@ -1,0 +1,35 @@
+package render
+
+import (
+	"fmt"
+	"net/netip"
+	"testing"
+)
+
+// TestAppendHead checks the text writer's line head against the fmt
+// format it replaced.
+func TestAppendHead(t *testing.T) {
+	addrs := []string{"127.0.0.1:6650", "10.1.2.3:50066", "[::1]:6650", "[2001:db8:aaaa:bbbb:cccc:dddd:eeee:ffff]:65535"}
+	for _, n := range []int{1, 42, 999999, 1234567} {
+		for _, rel := range []float64{0, 0.000857, 12.5, 123456.123456789, 1e12} {
+			for _, conn := range []int{1, 99, 1000, 123456} {
+				for _, s := range addrs {
+					for _, d := range addrs {
+						src, dst := netip.MustParseAddrPort(s), netip.MustParseAddrPort(d)
+						want := fmt.Sprintf("%6d %10.6f #%-3d %21s → %-21s ", n, rel, conn, src, dst)
+						b := appendPadInt(nil, int64(n), 6)
+						b = append(b, ' ')
+						if got := string(appendHead(b, rel, conn, src, dst)); got != want {
+							t.Fatalf("got  %q\nwant %q", got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, s := range []string{"", "SEND", "GET_TOPICS_OF_NAMESPACE_RESPONSE_LONGER_THAN_30", "é"} {
+		if got, want := string(appendPadRight(nil, s, 30)), fmt.Sprintf("%-30s", s); got != want {
+			t.Errorf("appendPadRight(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
