@@ -408,3 +408,20 @@ func TestHostileCutMidRecord(t *testing.T) {
 	}
 	_ = fr
 }
+
+// TestHostileSendWithoutSubcommand: a frame of type SEND whose send
+// sub-command is missing (another one set instead) crashed the tracker
+// (nil CommandSend) and, with the parallel decoder, the whole process;
+// found by FuzzPipeline (crasher kept in testdata/fuzz/FuzzPipeline).
+func TestHostileSendWithoutSubcommand(t *testing.T) {
+	v, fr := baseConv(t, 1000)
+	v.send(0, frameOf(t, &pulsarapi.BaseCommand{Type: pulsarapi.BaseCommand_SEND.Enum(),
+		Success: &pulsarapi.CommandSuccess{RequestId: ptr(uint64(1))}}))
+	v.rest(fr)
+	v.fin()
+	name := writeTemp(t, "send.pcap", writePcap(t, v.recs, 262144))
+	for _, args := range [][]string{{"read", "-q"}, {"read", "-o", "json"}, {"read", "-2", "-V"}, {"stats"}} {
+		code, out, _, mem := runMain(t, append(args, name), "type-mismatch")
+		checkRun(t, code, ExitOK, out, mem, "type-mismatch")
+	}
+}
