@@ -24,6 +24,9 @@ const (
 	ExitUsage = 2
 	// ExitInput: an input could not be opened or read to its end.
 	ExitInput = 3
+	// ExitInternal: a bug in pulsarscope (a panic) stopped the run; the
+	// output printed so far stands. diff uses 2 for every error instead.
+	ExitInternal = 4
 	// ExitInterrupted: stopped by SIGINT or SIGTERM before the end of input.
 	ExitInterrupted = 130
 )
@@ -51,10 +54,34 @@ type env struct {
 
 // Main runs pulsarscope with args and returns the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return mainWith(stdin, stdout, stderr, nil, args...)
+}
+
+// mainWith is Main with a hook to add commands (tests).
+func mainWith(stdin io.Reader, stdout, stderr io.Writer, extend func(*cobra.Command), args ...string) (code int) {
+	// A bug must not end in a Go stack trace: say what happened in one line
+	// (PULSARSCOPE_TRACEBACK=1 re-panics, for a bug report with the stack).
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		if os.Getenv("PULSARSCOPE_TRACEBACK") != "" {
+			panic(r)
+		}
+		fmt.Fprintf(stderr, "pulsarscope: internal error: %v (this is a bug: please report it with the command line and, if you can share it, the capture; PULSARSCOPE_TRACEBACK=1 shows the stack)\n", r)
+		code = ExitInternal
+		if len(args) > 0 && args[0] == "diff" {
+			code = 2
+		}
+	}()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
 	root := newRoot(e)
+	if extend != nil {
+		extend(root)
+	}
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
