@@ -16,6 +16,9 @@ func (d *Decoder) splitBatch(f *Frame, data []byte, want int32) {
 	} else {
 		f.Entries = d.fb.entries[:0]
 	}
+	if d.smmSchema == nil {
+		d.smmSchema = newWireSchema((*pulsarapi.SingleMessageMetadata)(nil).ProtoReflect().Descriptor())
+	}
 	p := 0
 	for p < len(data) {
 		i := len(f.Entries)
@@ -30,9 +33,6 @@ func (d *Decoder) splitBatch(f *Frame, data []byte, want int32) {
 			break
 		}
 		meta := data[p : p+int(n)]
-		if d.smmSchema == nil {
-			d.smmSchema = newWireSchema((*pulsarapi.SingleMessageMetadata)(nil).ProtoReflect().Descriptor())
-		}
 		// The fast path: a clean SingleMessageMetadata (see wireSchema.clean)
 		// has nothing to report; its payload_size is read off the wire.
 		v, clean := d.smmTmpl.match(meta, data[p:])

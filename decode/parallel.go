@@ -106,7 +106,7 @@ func NewParallelStreamDecoder(sink Sink, opts Options, workers int) *ParallelStr
 	}
 	p.StreamDecoder = NewStreamDecoder(parSink{p}, opts)
 	p.StreamDecoder.par = p
-	n := workers + 2
+	n := 2*workers + 2 // deeper than workers + 2: less waiting for the oldest batch
 	p.free = make(chan *pbatch, n)
 	p.work = make(chan *pbatch, n)
 	p.done = make(chan *pbatch, n)
@@ -382,4 +382,8 @@ func (p *ParallelStreamDecoder) recycle(b *pbatch) {
 	}
 	b.raw = b.raw[:0]
 	p.free <- b
+	// The send readies the caller when it waits for a free batch, on this
+	// goroutine's P (runnext), where an idle P steals it only after a
+	// delay: yield, so the caller runs now and this goroutine moves.
+	runtime.Gosched()
 }

@@ -37,6 +37,17 @@ type wireField struct {
 	packed bool        // repeated scalar: may also come packed (bytes)
 	msg    *wireSchema // message fields
 	enum   map[protoreflect.EnumNumber]bool
+	// enumLow is enum for the values 0-255, a bit each (no map lookup).
+	enumLow [4]uint64
+}
+
+// enumOK reports whether the varint v is a value of f's closed enum.
+func (f *wireField) enumOK(v uint64) bool {
+	n := protoreflect.EnumNumber(int32(v))
+	if uint32(n) < 256 {
+		return f.enumLow[n>>6]&(1<<(n&63)) != 0
+	}
+	return f.enum[n]
 }
 
 // newWireSchema builds the table of md and of every message it reaches.
@@ -68,6 +79,9 @@ func buildWireSchema(md protoreflect.MessageDescriptor, seen map[protoreflect.Fu
 			wf.enum = make(map[protoreflect.EnumNumber]bool, vs.Len())
 			for j := 0; j < vs.Len(); j++ {
 				wf.enum[vs.Get(j).Number()] = true
+				if n := vs.Get(j).Number(); n >= 0 && n < 256 {
+					wf.enumLow[n>>6] |= 1 << (n & 63)
+				}
 			}
 		}
 		ws.fields[fd.Number()] = wf
@@ -146,7 +160,7 @@ func (ws *wireSchema) hasUnknown(b []byte, depth int) bool {
 			return true // groups: not in this schema
 		case f.enum != nil:
 			v, _ := protowire.ConsumeVarint(val)
-			if !f.enum[protoreflect.EnumNumber(int32(v))] {
+			if !f.enumOK(v) {
 				return true
 			}
 		}
@@ -157,7 +171,7 @@ func (ws *wireSchema) hasUnknown(b []byte, depth int) bool {
 func (f *wireField) validPacked(b []byte) bool {
 	for len(b) > 0 {
 		v, n := protowire.ConsumeVarint(b)
-		if n < 0 || !f.enum[protoreflect.EnumNumber(int32(v))] {
+		if n < 0 || !f.enumOK(v) {
 			return false
 		}
 		b = b[n:]
@@ -242,7 +256,7 @@ func (ws *wireSchema) clean(b []byte, depth int, want protowire.Number) (v uint6
 				}
 				x, b = y, b[n:]
 			}
-			if f.enum != nil && !f.enum[protoreflect.EnumNumber(int32(x))] {
+			if f.enum != nil && !f.enumOK(x) {
 				return 0, false, false
 			}
 			if protowire.Number(num) == want {
@@ -300,8 +314,14 @@ func (ws *wireSchema) clean(b []byte, depth int, want protowire.Number) (v uint6
 type wireTemplate struct {
 	prev, mask       []byte
 	wprev, wmask     []uint64 // the same a word at a time (mask 0 past the end)
+	w0, w1, m0, m1   uint64   // the first two words of wprev, wmask (short messages)
 	wantOff, wantLen int      // last occurrence of the wanted varint's value
 	valid            bool
+	// short: at most 16 bytes with a wanted varint of 1 or 2 bytes, whose
+	// second byte counts under hi (all ones, or 0 for a 1-byte varint):
+	// match's branch-free path.
+	short bool
+	hi    uint64
 }
 
 // build makes b, which clean accepted against ws, the template.
@@ -353,6 +373,18 @@ func (t *wireTemplate) build(ws *wireSchema, b []byte, want protowire.Number) {
 		t.wprev = append(t.wprev, binary.LittleEndian.Uint64(pw[:]))
 		t.wmask = append(t.wmask, binary.LittleEndian.Uint64(mw[:]))
 	}
+	t.w0, t.w1, t.m0, t.m1 = 0, 0, 0, 0
+	if len(t.wprev) > 0 {
+		t.w0, t.m0 = t.wprev[0], t.wmask[0]
+	}
+	if len(t.wprev) > 1 {
+		t.w1, t.m1 = t.wprev[1], t.wmask[1]
+	}
+	t.short = len(b) <= 16 && (t.wantLen == 1 || t.wantLen == 2)
+	t.hi = 0
+	if t.wantLen == 2 {
+		t.hi = ^uint64(0)
+	}
 	t.valid = true
 }
 
@@ -365,7 +397,22 @@ func (t *wireTemplate) match(b, ext []byte) (v uint64, found, ok bool) {
 	if !t.valid || n != len(t.prev) {
 		return 0, false, false
 	}
-	if w := len(t.wprev); len(ext) >= w*8 {
+	if t.short && len(ext) >= 17 {
+		// Most entry metadata: two words and a short varint, no loop and
+		// no branch on the varint's length (which varies from entry to
+		// entry). wantOff < n <= 16.
+		if (binary.LittleEndian.Uint64(ext)^t.w0)&t.m0|(binary.LittleEndian.Uint64(ext[8:])^t.w1)&t.m1 != 0 {
+			return 0, false, false
+		}
+		o := t.wantOff & 15
+		return uint64(ext[o]&0x7f) | uint64(ext[o+1])<<7&t.hi, true, true
+	}
+	if n <= 16 && len(ext) >= 16 {
+		// Two words, no loop.
+		if (binary.LittleEndian.Uint64(ext)^t.w0)&t.m0|(binary.LittleEndian.Uint64(ext[8:])^t.w1)&t.m1 != 0 {
+			return 0, false, false
+		}
+	} else if w := len(t.wprev); len(ext) >= w*8 {
 		for i := 0; i < w; i++ {
 			if (binary.LittleEndian.Uint64(ext[i*8:])^t.wprev[i])&t.wmask[i] != 0 {
 				return 0, false, false
@@ -393,38 +440,54 @@ func (t *wireTemplate) match(b, ext []byte) (v uint64, found, ok bool) {
 	return v, true, true
 }
 
-// templateCache holds the templates of the last few shapes seen (the
-// producers of a capture each have theirs), most recently used first.
+// templateCache holds the templates of the last shapes seen (the
+// producers of a capture each have theirs), two per message length modulo
+// tmplSlots, most recently used first: entries of one batch differ in
+// length as their varints grow, and a lookup by length finds the template
+// without trying the others.
 type templateCache struct {
-	t [4]*wireTemplate
+	t [tmplSlots][2]*wireTemplate
 }
 
-// match tries each template (see wireTemplate.match); the wanted field
-// must be present.
+const tmplSlots = 16
+
+// match tries the templates of b's length (see wireTemplate.match); the
+// wanted field must be present.
 func (c *templateCache) match(b, ext []byte) (v uint64, ok bool) {
-	for i, t := range c.t {
-		if t == nil {
-			return 0, false
+	s := &c.t[len(b)%tmplSlots]
+	if t := s[0]; t != nil && t.short && t.valid && len(b) == len(t.prev) && len(ext) >= 17 {
+		// wireTemplate.match's short path, without the call.
+		if (binary.LittleEndian.Uint64(ext)^t.w0)&t.m0|(binary.LittleEndian.Uint64(ext[8:])^t.w1)&t.m1 == 0 {
+			o := t.wantOff & 15
+			return uint64(ext[o]&0x7f) | uint64(ext[o+1])<<7&t.hi, true
 		}
+	}
+	return c.matchSlow(s, b, ext)
+}
+
+func (c *templateCache) matchSlow(s *[2]*wireTemplate, b, ext []byte) (v uint64, ok bool) {
+	if t := s[0]; t != nil {
 		if v, found, ok := t.match(b, ext); ok && found {
-			if i > 0 {
-				copy(c.t[1:i+1], c.t[:i])
-				c.t[0] = t
-			}
+			return v, true
+		}
+	}
+	if t := s[1]; t != nil {
+		if v, found, ok := t.match(b, ext); ok && found {
+			s[0], s[1] = t, s[0]
 			return v, true
 		}
 	}
 	return 0, false
 }
 
-// add makes b (clean) the first template, in place of the least recently
-// used one.
+// add makes b (clean) the first template of its length, in place of the
+// least recently used one.
 func (c *templateCache) add(ws *wireSchema, b []byte, want protowire.Number) {
-	t := c.t[len(c.t)-1]
+	s := &c.t[len(b)%tmplSlots]
+	t := s[1]
 	if t == nil {
 		t = new(wireTemplate)
 	}
-	copy(c.t[1:], c.t[:len(c.t)-1])
-	c.t[0] = t
+	s[0], s[1] = t, s[0]
 	t.build(ws, b, want)
 }
