@@ -262,6 +262,16 @@ func (tb *table) requestID(cmd *pulsarapi.BaseCommand, t cmdType) (uint64, bool)
 	return *r, true
 }
 
+// ServerError returns the ServerError name a response command carries (its
+// error or error_code, "Failed" for a failed lookup without one), or ""
+// when it carries none: the value the Tracker puts in Info.Error.
+func ServerError(cmd *pulsarapi.BaseCommand) string {
+	if cmd == nil {
+		return ""
+	}
+	return tables.serverError(cmd, cmd.GetType())
+}
+
 // serverError returns the ServerError name a response carries, if any.
 func (tb *table) serverError(cmd *pulsarapi.BaseCommand, t cmdType) string {
 	var e *pulsarapi.ServerError

@@ -89,5 +89,5 @@ func (x *Index) infoAt(i int, r row, f *decode.Frame, info *track.Info) {
 	if decode.IsPayloadCommand(f.Type) {
 		info.Entries = max(1, len(f.Entries))
 	}
-	info.Error = serverError(f)
+	info.Error = track.ServerError(f.Command)
 }
