@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -337,7 +338,7 @@ func runCapture(ctx context.Context, e *env, o *captureOptions) error {
 	if werr != nil {
 		return &exitError{code: ExitInput, err: fmt.Errorf("-w: %v", werr)}
 	}
-	if ferr != nil && !errors.Is(ferr, syscallEPIPE) {
+	if ferr != nil && !errors.Is(ferr, syscall.EPIPE) {
 		return &exitError{code: ExitInput, err: fmt.Errorf("writing output: %w", ferr)}
 	}
 	if ro.strict && problems > 0 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"syscall"
 	"time"
 
 	"github.com/pulsarscope/pulsarscope/capture"
@@ -105,14 +106,12 @@ func runFiles(ctx context.Context, e *env, files []string, pc pipelineConfig, si
 	defer cancel(nil)
 	ls := &limitSink{Sink: sink, max: maxFrames, cancel: cancel}
 	for _, name := range files {
-		if err := runFile(ctx, e, name, pc, ls); err != nil {
-			if errors.Is(context.Cause(ctx), errStop) {
-				break
-			}
-			return ls.problems, err
-		}
+		err := runFile(ctx, e, name, pc, ls)
 		if errors.Is(context.Cause(ctx), errStop) {
-			break
+			break // -c reached: not an error, and no further file is read
+		}
+		if err != nil {
+			return ls.problems, err
 		}
 	}
 	return ls.problems, nil
@@ -217,7 +216,7 @@ func runRead(ctx context.Context, e *env, o *readOptions, files []string) error 
 	}
 	problems, runErr := runTracked(ctx, e, files, pc, out.sink, track.Options{}, o.twoPass, o.count)
 	if err := out.finish(); err != nil && runErr == nil {
-		if errors.Is(err, syscallEPIPE) {
+		if errors.Is(err, syscall.EPIPE) {
 			return nil
 		}
 		return &exitError{code: ExitInput, err: fmt.Errorf("writing output: %w", err)}
@@ -231,5 +230,3 @@ func runRead(ctx context.Context, e *env, o *readOptions, files []string) error 
 	}
 	return nil
 }
-
-var syscallEPIPE = fs.ErrClosed

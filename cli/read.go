@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -109,6 +108,3 @@ func useColor(e *env, mode string, out any) (bool, error) {
 	}
 	return false, usageErr("--color must be auto, always or never, not %q", mode)
 }
-
-// runRead is filled in by pipeline.go.
-var _ = context.Background

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/pulsarscope/pulsarscope/internal/fuzzseed"
 	"github.com/pulsarscope/pulsarscope/reassembly"
@@ -100,29 +99,7 @@ func FuzzParallelStream(f *testing.F) {
 		f.Add(s, []byte{byte(i), 7, 200, 3, 0, 90})
 	}
 	f.Fuzz(func(t *testing.T, data, cuts []byte) {
-		feed := func(h reassembly.Handler) {
-			c := testConn(len(cuts) > 0 && cuts[0]&1 == 0)
-			h.Open(c)
-			ts := time.Unix(0, 0)
-			rest := data
-			gaps := 0
-			for i := 0; len(rest) > 0; i++ {
-				k := 1
-				if len(cuts) > 0 {
-					k = int(cuts[i%len(cuts)])
-				}
-				dir := reassembly.Dir(i & 1)
-				if k >= 250 && gaps < 8 {
-					gaps++
-					h.Gap(c, dir, int64(k-249), ts)
-					continue
-				}
-				k = min(max(k, 1)*(1+i%3), len(rest))
-				h.Data(c, dir, rest[:k], ts)
-				rest = rest[k:]
-			}
-			h.Close(c, reassembly.CloseFIN, ts)
-		}
+		feed := func(h reassembly.Handler) { feedFuzz(h, data, cuts) }
 		opts := Options{MaxFrameSize: 1 << 16, MaxDecompressed: 1 << 16}
 		seq := &fullDigestSink{}
 		feed(NewStreamDecoder(seq, opts))

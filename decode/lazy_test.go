@@ -130,7 +130,7 @@ func readCorpus(t *testing.T, name string) [][]byte {
 
 // feedFuzz feeds data like FuzzStream: in pieces given by cuts, both
 // directions, with gaps.
-func feedFuzz(sd *StreamDecoder, data, cuts []byte) {
+func feedFuzz(sd reassembly.Handler, data, cuts []byte) {
 	c := testConn(len(cuts) > 0 && cuts[0]&1 == 0)
 	sd.Open(c)
 	ts := time.Unix(0, 0)
