@@ -181,6 +181,16 @@ func TestFrameDefects(t *testing.T) {
 			if HasProblem(f.Problems, CodeDecoderPanic) {
 				t.Errorf("panic: %v", f.Problems)
 			}
+			// Without payload contents, exactly their problems go.
+			so := tc.opts
+			so.SkipPayloadContents = true
+			sf := Decode(raw, so)
+			if got, want := HasProblem(sf.Problems, tc.want), !payloadContentCode(tc.want); got != want {
+				t.Errorf("SkipPayloadContents: has %s = %v, want %v (%v)", tc.want, got, want, sf.Problems)
+			}
+			if sf.Entries != nil || sf.Uncompressed != nil {
+				t.Errorf("SkipPayloadContents: %d entries, %d uncompressed bytes", len(sf.Entries), len(sf.Uncompressed))
+			}
 			// The same frame fed to a stream decoder never panics and stays balanced.
 			r := &recorder{}
 			sd := NewStreamDecoder(r, Options{Retain: true, MaxFrameSize: tc.opts.MaxFrameSize, MaxDecompressed: tc.opts.MaxDecompressed})
@@ -413,4 +423,14 @@ func TestResyncWaitsForBigFrame(t *testing.T) {
 		t.Errorf("%d frames; first %s with %d payload bytes, problems %v", len(r.frames), r.frames[0].Type, len(r.frames[0].Payload), r.frames[0].Problems)
 	}
 	checkBalanced(t, r)
+}
+
+// payloadContentCode tells the codes that only decompressing a payload or
+// splitting its batch finds (Options.SkipPayloadContents).
+func payloadContentCode(code string) bool {
+	switch code {
+	case CodeBatchCountMismatch, CodeBatchMalformed, CodeUncompressedSizeMismatch, CodeDecompressionFailed, CodeDecompressionLimit:
+		return true
+	}
+	return false
 }

@@ -104,6 +104,67 @@ func TestLazyEntryMetadataCaptures(t *testing.T) {
 	}
 }
 
+// TestSkipPayloadContentsCaptures: on every committed capture, skipping
+// payload contents changes nothing but the entries, the uncompressed bytes
+// and the problems only those find.
+func TestSkipPayloadContentsCaptures(t *testing.T) {
+	names, _ := filepath.Glob("../testdata/pcaps/*.pcap*")
+	payloads := 0
+	for _, name := range names {
+		if strings.HasSuffix(name, ".json") {
+			continue
+		}
+		var full, skip []string
+		for _, s := range []bool{false, true} {
+			d := &skimSink{skip: s}
+			_ = runPipeline(name, d, Options{SkipPayloadContents: s}) // truncated captures: compare what came
+			if d.bad != "" {
+				t.Fatalf("%s: %s", name, d.bad)
+			}
+			if s {
+				skip = d.lines
+			} else {
+				full, payloads = d.lines, payloads+d.payloads
+			}
+		}
+		compareDigests(t, name, full, skip)
+	}
+	if payloads == 0 {
+		t.Fatal("no payload frames in the captures")
+	}
+}
+
+// skimSink digests frames without entries and payload-content problems.
+type skimSink struct {
+	skip     bool
+	lines    []string
+	payloads int
+	bad      string
+}
+
+func (s *skimSink) Frame(f *Frame) {
+	var probs []string
+	for _, p := range f.Problems {
+		if !payloadContentCode(p.Code) {
+			probs = append(probs, p.Code+": "+p.Detail)
+		}
+	}
+	if f.Metadata != nil {
+		s.payloads++
+	}
+	if s.skip && (f.Entries != nil || f.Uncompressed != nil) && s.bad == "" {
+		s.bad = fmt.Sprintf("frame %d has entries or uncompressed bytes", f.N)
+	}
+	md, _ := detMarshal.Marshal(f.Metadata)
+	cmd, _ := detMarshal.Marshal(f.Command)
+	s.lines = append(s.lines, fmt.Sprintf("F n=%d %v dir=%d off=%d size=%d type=%d cmd=%x md=%x payload=%d sum=%v problems=%q",
+		f.N, f.Time.UnixNano(), f.Dir, f.Offset, f.Size, f.Type, cmd, md, len(f.Payload), f.Checksum, probs))
+}
+
+func (s *skimSink) Event(e *Event) {
+	s.lines = append(s.lines, fmt.Sprintf("E %s %v dir=%d off=%d bytes=%d %q %q", e.Kind, e.Time.UnixNano(), e.Dir, e.Offset, e.Bytes, e.Detail, e.Problems))
+}
+
 // readCorpus parses a fuzz corpus file (go test fuzz v1) of []byte values.
 func readCorpus(t *testing.T, name string) [][]byte {
 	f, err := os.Open(name)

@@ -39,6 +39,14 @@ type Options struct {
 	// For consumers that do not look at entry metadata (read -q); much
 	// faster on batches of many small messages.
 	LazyEntryMetadata bool
+	// SkipPayloadContents leaves payloads as they are on the wire: no
+	// decompression, no batch splitting (Frame.Uncompressed and Entries
+	// stay nil), so the problems only those find (decompression-failed,
+	// decompression-limit, uncompressed-size-mismatch, batch-malformed,
+	// batch-count-mismatch) are not looked for. The checksum, the
+	// metadata and everything before it are checked as usual. For
+	// consumers that only count (stats).
+	SkipPayloadContents bool
 }
 
 func (o Options) withDefaults() Options {

@@ -156,6 +156,13 @@ func (d *Decoder) decodeMessage(f *Frame, md *pulsarapi.MessageMetadata) {
 		f.addProblem(CodeUnknownCompression, "compression codec not in the schema; payload left undecoded")
 		return
 	}
+	if d.opts.SkipPayloadContents {
+		// The codec is metadata: still checked.
+		if c := md.GetCompression(); pulsarapi.CompressionType_name[int32(c)] == "" {
+			f.addProblem(CodeUnknownCompression, "compression %d not supported", int32(c))
+		}
+		return
+	}
 	if IsChunk(md) {
 		// A chunk is a slice of the (maybe compressed) whole message:
 		// neither decompressible nor splittable on its own.
