@@ -111,7 +111,7 @@ func (sd *StreamDecoder) emit(st *stream, raw []byte, ts time.Time) {
 	}
 	f := sd.dec.Decode(raw)
 	f.N, f.Time, f.Conn, f.Dir, f.Offset = sd.n, ts, st.conn, st.dir, off
-	sd.sink.Frame(f)
+	sd.toSink(f, nil)
 }
 
 // candidate is a position of a resynchronising stream's buffer where a
@@ -268,5 +268,5 @@ func (sd *StreamDecoder) endRun(st *stream, ts time.Time) {
 	e.Problems = append(e.Problems, Problem{Code: CodeBytesSkipped, Detail: detail})
 	st.run, st.cause, st.why = 0, nil, ""
 	st.runStart = st.offset
-	sd.sink.Event(e)
+	sd.toSink(nil, e)
 }

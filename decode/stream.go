@@ -25,6 +25,7 @@ import (
 // the next byte.
 type StreamDecoder struct {
 	sink   Sink
+	inSink bool // a Sink call is under way (see rescue)
 	opts   Options
 	dec    *Decoder
 	conns  map[*reassembly.Conn]*connState
@@ -130,12 +131,12 @@ func (sd *StreamDecoder) open(c *reassembly.Conn, ts time.Time) *connState {
 	sd.conns[c] = cs
 	e := sd.event(EventOpen, &cs.streams[0], ts)
 	e.Offset = 0
-	sd.sink.Event(e)
+	sd.toSink(nil, e)
 	if c.TLS {
 		e = sd.event(EventTLS, &cs.streams[0], ts)
 		e.Offset = 0
 		e.Detail = fmt.Sprintf("TLS connection to %s: not decoded", c.Server)
-		sd.sink.Event(e)
+		sd.toSink(nil, e)
 	}
 	return cs
 }
@@ -164,13 +165,30 @@ func (sd *StreamDecoder) Data(c *reassembly.Conn, d reassembly.Dir, data []byte,
 	sd.feed(st, data, ts)
 }
 
+// toSink hands a frame or an event to the Sink, marking the call so that
+// rescue lets a panic of the Sink through.
+func (sd *StreamDecoder) toSink(f *Frame, e *Event) {
+	sd.inSink = true
+	if f != nil {
+		sd.sink.Frame(f)
+	} else {
+		sd.sink.Event(e)
+	}
+	sd.inSink = false
+}
+
 // rescue is the last resort against a framing bug: the stream's pending
 // bytes are skipped, a decoder-panic problem reported, and the stream
-// resynchronised. The fuzzers guard against ever getting here.
+// resynchronised. The fuzzers guard against ever getting here. A panic of
+// the Sink is not the decoder's: it goes on up to the caller.
 func (sd *StreamDecoder) rescue(st *stream, ts time.Time) {
 	r := recover()
 	if r == nil {
 		return
+	}
+	if sd.inSink {
+		sd.inSink = false
+		panic(r)
 	}
 	p := Problem{Code: CodeDecoderPanic, Detail: fmt.Sprint(r)}
 	if !st.resync {
@@ -233,7 +251,7 @@ func (sd *StreamDecoder) GapWithReason(c *reassembly.Conn, d reassembly.Dir, n i
 		e.Detail = fmt.Sprintf("%d bytes missing at offset %d, %s (data after them waited longer than the reassembler's gap timeout)", n, st.offset, reason)
 	}
 	e.Problems = append(e.Problems, Problem{Code: CodeBytesLost, Detail: e.Detail})
-	sd.sink.Event(e)
+	sd.toSink(nil, e)
 	st.offset += n
 	why := "resynchronising after a gap"
 	if skipAhead > 0 {
@@ -267,7 +285,7 @@ func (sd *StreamDecoder) Close(c *reassembly.Conn, reason reassembly.CloseReason
 	e.Offset = 0
 	e.Detail = reason.String()
 	e.Stats = &stats
-	sd.sink.Event(e)
+	sd.toSink(nil, e)
 	sd.closed = sd.closed.Add(stats[0]).Add(stats[1])
 	delete(sd.conns, c)
 }
@@ -291,7 +309,7 @@ func (sd *StreamDecoder) flush(st *stream, ts time.Time) {
 		st.stats.Truncated += int64(n)
 		st.offset += int64(n)
 		st.buf = nil
-		sd.sink.Event(e)
+		sd.toSink(nil, e)
 	}
 	st.buf = nil
 }

@@ -153,3 +153,18 @@ func TestStreamTLS(t *testing.T) {
 		t.Errorf("stats %v detail %q", st, r.events[2].Detail)
 	}
 }
+
+// TestSinkPanicPropagates: a panic of the Sink is not a decoder-panic
+// problem; it reaches the caller of Data, as with the parallel decoder
+// (whose Wait re-raises it).
+func TestSinkPanicPropagates(t *testing.T) {
+	s := vectorStreams(t)
+	sd := NewStreamDecoder(&panicSink{}, Options{})
+	defer func() {
+		if r := recover(); r != "sink bug" {
+			t.Fatalf("recovered %v, want the sink's panic", r)
+		}
+	}()
+	feedChunks(sd, testConn(true), s, func() int { return 1460 })
+	t.Fatal("the sink's panic did not reach the caller")
+}
