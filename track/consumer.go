@@ -29,21 +29,47 @@ type identity struct {
 const smallDeliveries = 16
 
 // deliveries are the message ids delivered to one consumer identity, in
-// order of first delivery (the oldest is evicted beyond the cap). Few ids
-// are searched linearly; beyond smallDeliveries, index maps an id to its
-// position plus base (the number of ids evicted).
+// order of first delivery (the oldest is evicted beyond the cap). While
+// the ids arrive in increasing order (the usual case: a broker dispatches
+// entries in ledger order) they are found by binary search, and a new id
+// is known to be new at a glance. Once one arrives out of order, index
+// maps every id to its position plus base (the number of ids evicted);
+// few ids are searched linearly.
 type deliveries struct {
-	items []delivery
-	index map[msgKey]int
-	base  int
+	items    []delivery
+	index    map[msgKey]int
+	unsorted bool // an id arrived out of order: index is in use
+	base     int
 	// overflow is set once ids were evicted: acks are no longer checked.
 	overflow bool
+}
+
+func (k msgKey) less(o msgKey) bool {
+	return k.ledger < o.ledger || (k.ledger == o.ledger && k.entry < o.entry)
 }
 
 func (d *deliveries) find(k msgKey) *delivery {
 	if d.index != nil {
 		if i, ok := d.index[k]; ok {
 			return &d.items[i-d.base]
+		}
+		return nil
+	}
+	if !d.unsorted && len(d.items) > smallDeliveries {
+		if d.items[len(d.items)-1].k.less(k) {
+			return nil // newer than every id
+		}
+		i, j := 0, len(d.items)
+		for i < j {
+			h := int(uint(i+j) >> 1)
+			if d.items[h].k.less(k) {
+				i = h + 1
+			} else {
+				j = h
+			}
+		}
+		if i < len(d.items) && d.items[i].k == k {
+			return &d.items[i]
 		}
 		return nil
 	}
@@ -59,11 +85,14 @@ func (d *deliveries) add(k msgKey, n int) {
 	if d.items == nil {
 		d.items = make([]delivery, 0, 4) // one allocation for the first few
 	}
+	if !d.unsorted && len(d.items) > 0 && !d.items[len(d.items)-1].k.less(k) {
+		d.unsorted = true
+	}
 	d.items = append(d.items, delivery{k: k, n: n})
 	switch {
 	case d.index != nil:
 		d.index[k] = d.base + len(d.items) - 1
-	case len(d.items) > smallDeliveries:
+	case d.unsorted && len(d.items) > smallDeliveries:
 		d.index = make(map[msgKey]int, 2*len(d.items))
 		for i, it := range d.items {
 			d.index[it.k] = d.base + i
