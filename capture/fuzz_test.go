@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 )
 
@@ -27,6 +28,17 @@ func FuzzSource(f *testing.F) {
 		f.Add(gz(f, data))
 	}
 	f.Add([]byte{})
+	// A pcapng file of one packet ending with an Interface Statistics Block.
+	path := filepath.Join(f.TempDir(), "isb.pcapng")
+	if d, err := NewDumper(DumpOptions{Path: path, LinkType: LinkTypeEthernet, Interface: "lo",
+		Stats: func() (LiveStats, error) { return LiveStats{Received: 3, Dropped: 1, Start: t0}, nil }}); err == nil {
+		frame := frameBytes(f, LinkTypeEthernet, tcpSeg("seed"))
+		d.WritePacket(gopacket.CaptureInfo{Timestamp: t0, CaptureLength: len(frame), Length: len(frame)}, frame)
+		d.Close()
+		if data, err := os.ReadFile(path); err == nil {
+			f.Add(data)
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		src, err := OpenReader("fuzz", bytes.NewReader(data))
 		if err != nil {
@@ -35,6 +47,7 @@ func FuzzSource(f *testing.F) {
 		for i := 0; i < 100000; i++ {
 			p, err := src.Next(context.Background())
 			if err != nil {
+				_ = src.InterfaceStats()
 				return
 			}
 			_ = len(p.TCP.Payload)

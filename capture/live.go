@@ -57,6 +57,10 @@ type LiveStats struct {
 	Received, Dropped uint64
 	// Backend names the capture backend ("afpacket" or "libpcap").
 	Backend string
+	// Start is when the capture was opened, End when the counters were
+	// last read (the time of Close once the capture is closed): the span
+	// the counters cover.
+	Start, End time.Time
 }
 
 // Interface describes a capture interface (-D).

@@ -122,6 +122,7 @@ func OpenLive(opts LiveOptions) (*Live, error) {
 	l := &Live{name: name, fd: fd, efd: -1, cooked: cooked, lt: LinkTypeEthernet,
 		timeout: int(opts.PollTimeout / time.Millisecond), idle: opts.Idle}
 	l.stats.Backend = LiveBackend
+	l.stats.Start = time.Now()
 	if cooked {
 		l.lt = LinkTypeSLL2
 	}
@@ -388,6 +389,7 @@ func (l *Live) updateStats() {
 	}
 	l.stats.Received += uint64(s.Packets)
 	l.stats.Dropped += uint64(s.Drops)
+	l.stats.End = time.Now()
 }
 
 // Close releases the socket and ring. The counters stay readable.

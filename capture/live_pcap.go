@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -77,6 +78,7 @@ func OpenLive(opts LiveOptions) (*Live, error) {
 	}
 	l := &Live{name: name, h: h, lt: h.LinkType(), idle: opts.Idle}
 	l.stats.Backend = LiveBackend
+	l.stats.Start = time.Now()
 	return l, nil
 }
 
@@ -124,6 +126,7 @@ func (l *Live) Stats() (LiveStats, error) {
 		}
 		l.stats.Received = uint64(s.PacketsReceived)
 		l.stats.Dropped = uint64(s.PacketsDropped + s.PacketsIfDropped)
+		l.stats.End = time.Now()
 	}
 	return l.stats, nil
 }

@@ -29,6 +29,15 @@ type DumpOptions struct {
 	FileSize int64
 	// Files, when > 0 with FileSize, keeps only the newest Files files.
 	Files int
+	// Stats, when set, gives the capture's kernel counters (Live.Stats):
+	// each pcapng file then ends with an Interface Statistics Block, as
+	// dumpcap writes one, holding the counters when the file is closed,
+	// counted from the start of the capture (isb_starttime, the capture's
+	// start; isb_endtime, when the file is closed; isb_ifrecv and
+	// isb_ifdrop, LiveStats.Received and Dropped). In a ring buffer every
+	// file has them, cumulative: the last file's are the whole capture's.
+	// A pcap file has no place for them.
+	Stats func() (LiveStats, error)
 }
 
 // Dumper writes raw packets to pcap or pcapng files, created with mode
@@ -45,6 +54,8 @@ type Dumper struct {
 	files   []string
 	lastFl  time.Time
 	Packets int64 // packets written
+	// start is the capture's start (isb_starttime).
+	start time.Time
 }
 
 // NewDumper creates the (first) file.
@@ -52,7 +63,12 @@ func NewDumper(opts DumpOptions) (*Dumper, error) {
 	if opts.Snaplen <= 0 {
 		opts.Snaplen = 262144
 	}
-	d := &Dumper{opts: opts, ng: strings.EqualFold(filepath.Ext(opts.Path), ".pcapng")}
+	d := &Dumper{opts: opts, ng: strings.EqualFold(filepath.Ext(opts.Path), ".pcapng"), start: time.Now()}
+	if opts.Stats != nil {
+		if st, err := opts.Stats(); err == nil && !st.Start.IsZero() {
+			d.start = st.Start // when the counters started
+		}
+	}
 	if err := d.open(); err != nil {
 		return nil, err
 	}
@@ -162,8 +178,37 @@ func (d *Dumper) Flush() error {
 	return nil
 }
 
+// writeStats ends a pcapng file with an Interface Statistics Block holding
+// the capture's counters now (DumpOptions.Stats). They are cumulative, as
+// the kernel counts them and as pcapng defines them ("starting from the
+// beginning of the capture"): the kernel counts a packet when it enters
+// its ring, before pulsarscope reads it, so the counters at a ring-buffer
+// file switch include packets that go to the next file, and per-file
+// differences would not match the files' packets.
+func (d *Dumper) writeStats() error {
+	if !d.ng || d.opts.Stats == nil {
+		return nil
+	}
+	isb := pcapgo.NgInterfaceStatistics{StartTime: d.start, EndTime: time.Now(),
+		PacketsReceived: pcapgo.NgNoValue64, PacketsDropped: pcapgo.NgNoValue64}
+	if st, err := d.opts.Stats(); err == nil {
+		if !st.End.IsZero() {
+			isb.EndTime = st.End
+		}
+		isb.PacketsReceived, isb.PacketsDropped = st.Received, st.Dropped
+	}
+	isb.LastUpdate = isb.EndTime
+	if err := d.nw.WriteInterfaceStats(0, isb); err != nil {
+		return &Error{File: d.f.Name(), Err: err}
+	}
+	return nil
+}
+
 func (d *Dumper) closeFile() error {
-	err := d.Flush()
+	err := d.writeStats()
+	if ferr := d.Flush(); err == nil {
+		err = ferr
+	}
 	if cerr := d.f.Close(); err == nil && cerr != nil {
 		err = &Error{File: d.f.Name(), Err: cerr}
 	}
@@ -202,3 +247,11 @@ func (t *teeRaw) ReadRaw() ([]byte, gopacket.CaptureInfo, layers.LinkType, error
 
 // Close closes the underlying source (not the Dumper).
 func (t *teeRaw) Close() error { return t.raw.Close() }
+
+// InterfaceStats returns the underlying source's capture counters.
+func (t *teeRaw) InterfaceStats() []InterfaceStats {
+	if r, ok := t.raw.(interfaceStatser); ok {
+		return r.InterfaceStats()
+	}
+	return nil
+}

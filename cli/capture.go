@@ -55,15 +55,20 @@ Every output of 'read' works live: text and JSON are written as frames pass
 (-V, -x, --payload, --events, -Y); -q prints its summary at the end, with a
 spinner of the bytes captured on a terminal (--progress); -o transcript is a
 sorted whole-capture document, so it is written when the capture ends (bound
-it with -a or -c: it is kept in memory). --tui shows the frames in the
-terminal UI instead. A connection without packets for --idle-timeout is
-closed and its unanswered requests reported while the capture goes on.
+it with -a or -c: it is kept in memory). -o stats (-o stats-json) prints
+the report of 'stats' when the capture ends, with the kernel's counters in
+its Capture table. --tui shows the frames in the terminal UI instead. A
+pcapng -w file ends with the kernel's counters (an Interface Statistics
+Block, as dumpcap writes one), which 'stats' shows. A connection without
+packets for --idle-timeout is closed and its unanswered requests reported
+while the capture goes on.
 
 Backend: ` + backendHelp() + `. See docs/capture.md.`,
 		Example: `  sudo pulsarscope capture -D
   sudo pulsarscope capture -i lo
   sudo pulsarscope capture -i any -f 'host 10.0.0.5' -w pulsar.pcapng
   sudo pulsarscope capture -i eth0 --port 6652 -a duration:60 -q
+  sudo pulsarscope capture -i eth0 -a duration:60 -o stats
   sudo pulsarscope capture -i eth0 -w ring.pcap -b filesize:100000,files:10 -q
   sudo pulsarscope capture -i lo --tui`,
 		Args: cobra.NoArgs,
@@ -73,6 +78,8 @@ Backend: ` + backendHelp() + `. See docs/capture.md.`,
 	}
 	addReadFlags(cmd, &o.read)
 	f := cmd.Flags()
+	f.Lookup("output").Usage = "output format: text, json (NDJSON, see docs/json.md), transcript (normalised JSON for 'diff', see docs/diff.md), or stats / stats-json (the report of 'stats' with the kernel's counters, tables or JSON, written when the capture ends; see docs/stats.md)"
+	f.Lookup("progress").Usage = "with -q, -o stats or -o stats-json, a spinner of the bytes captured on stderr: auto (when stderr is a terminal), always or never"
 	f.StringVarP(&o.iface, "interface", "i", "", "interface to capture on: a name, 'any', or a number from -D")
 	f.BoolVarP(&o.list, "list-interfaces", "D", false, "list the interfaces and exit")
 	f.StringVarP(&o.filter, "capture-filter", "f", "", "capture filter, ANDed with the Pulsar ports (pure-Go build: host, net, port, portrange, tcp, ip, ip6, src/dst, and/or/not, parentheses)")
@@ -220,12 +227,19 @@ func runCapture(ctx context.Context, e *env, o *captureOptions) error {
 		out     *output
 		tr      *track.Tracker
 		flusher *liveFlusher
+		report  *liveStatsReport // -o stats, -o stats-json
 	)
-	if o.tui {
+	switch {
+	case o.tui:
 		if err := tuiConflicts(ro); err != nil {
 			return err
 		}
-	} else {
+	case ro.output == "stats" || ro.output == "stats-json":
+		if report, err = newLiveStatsReport(e, ro, &pc); err != nil {
+			return err
+		}
+		tr = track.New(report.sink, track.Options{MaxPending: pc.maxPending, RequestTimeout: liveRequestTimeout})
+	default:
 		if out, err = newOutput(e, ro, &pc); err != nil {
 			return err
 		}
@@ -265,8 +279,10 @@ func runCapture(ctx context.Context, e *env, o *captureOptions) error {
 	defer live.Close()
 	var raw capture.RawSource = live
 	if o.write != "" {
+		// With the kernel's counters: each pcapng file ends with an
+		// Interface Statistics Block, as dumpcap writes.
 		dumper, err = capture.NewDumper(capture.DumpOptions{Path: o.write, LinkType: live.LinkType(),
-			Snaplen: o.snaplen, Interface: o.iface, FileSize: ringSize, Files: ringFiles})
+			Snaplen: o.snaplen, Interface: o.iface, FileSize: ringSize, Files: ringFiles, Stats: live.Stats})
 		if err != nil {
 			return &exitError{code: ExitInput, err: fmt.Errorf("-w: %v", err)}
 		}
@@ -318,14 +334,21 @@ func runCapture(ctx context.Context, e *env, o *captureOptions) error {
 	if ctx.Err() != nil {
 		runErr = nil // stopped by Ctrl-C, -a or -c: a normal end for a capture
 	}
+	// The kernel's final counters, the same for the summary, the -w
+	// file's Interface Statistics Block and the stats report.
+	live.Close()
+	ks, _ := live.Stats()
 	var werr error
 	if dumper != nil {
 		werr = dumper.Close()
 	}
-	ferr := out.finish()
+	var ferr error
+	if report != nil {
+		ferr = report.write(e, o.iface, src.InterfaceStats())
+	} else {
+		ferr = out.finish()
+	}
 	problems := ls.problems + tr.Problems()
-	live.Close()
-	ks, _ := live.Stats()
 	summary := e.stderr
 	if ro.quiet {
 		summary = e.stdout
@@ -376,6 +399,18 @@ func (c countingRaw) ReadRaw() ([]byte, gopacket.CaptureInfo, layers.LinkType, e
 	data, ci, lt, err := c.RawSource.ReadRaw()
 	c.n.Add(int64(len(data)))
 	return data, ci, lt, err
+}
+
+// InterfaceStats returns the capture counters of the source it wraps
+// (capture.Source.InterfaceStats asks its RawSource for them).
+func (c countingRaw) InterfaceStats() []capture.InterfaceStats {
+	type statser interface {
+		InterfaceStats() []capture.InterfaceStats
+	}
+	if r, ok := c.RawSource.(statser); ok {
+		return r.InterfaceStats()
+	}
+	return nil
 }
 
 // liveErr words a live-capture failure: what, where, what to do.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -29,7 +30,7 @@ func TestCaptureTUILive(t *testing.T) {
 	port := freePort(t)
 	dir := t.TempDir()
 	os.Chmod(dir, 0o755)
-	status, errFile := filepath.Join(dir, "status"), filepath.Join(dir, "stderr")
+	status, errFile, pcapng := filepath.Join(dir, "status"), filepath.Join(dir, "stderr"), filepath.Join(dir, "tui.pcapng")
 	sock := fmt.Sprintf("pulsarscope-test-%d", os.Getpid())
 	tmux := func(args ...string) string {
 		t.Helper()
@@ -39,8 +40,8 @@ func TestCaptureTUILive(t *testing.T) {
 		}
 		return string(out)
 	}
-	script := fmt.Sprintf("%s capture -i lo --tui --port %d -f 'port %d' 2>%s; echo $? >%s; sleep 300",
-		b.pulsarscope, port, port, errFile, status)
+	script := fmt.Sprintf("%s capture -i lo --tui --port %d -f 'port %d' -w %s 2>%s; echo $? >%s; sleep 300",
+		b.pulsarscope, port, port, pcapng, errFile, status)
 	tmux("new-session", "-d", "-x", "120", "-y", "40", "sh", "-c", script)
 	t.Cleanup(func() { exec.Command(tmuxBin, "-L", sock, "kill-server").Run() })
 	pane := func() string { return tmux("capture-pane", "-p", "-t", "0") }
@@ -98,6 +99,15 @@ func TestCaptureTUILive(t *testing.T) {
 	}
 	if !strings.Contains(string(e), "capture lo:") || !strings.Contains(string(e), " 0 dropped by kernel") {
 		t.Errorf("summary on stderr: %q", e)
+	}
+	// The -w file ends with the kernel's counters, those of the summary.
+	received, _ := receivedByFilter(t, string(e))
+	out, stderr, code2 := run(t, "stats", "-o", "json", "--port", strconv.Itoa(port), pcapng)
+	var rep statsCapture
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code2 != 0 {
+		t.Errorf("stats of the -w file: exit %d, %v: %s", code2, err, stderr)
+	} else if len(rep.Capture) != 1 || rep.Capture[0].Received == nil || *rep.Capture[0].Received != received || received == 0 {
+		t.Errorf("stats of the -w file: capture %+v, the summary said %d received", rep.Capture, received)
 	}
 	// Terminal restored: normal screen, cursor visible, no mouse reporting.
 	flags := strings.TrimSpace(tmux("display", "-p", "-t", "0", "#{alternate_on} #{cursor_flag} #{mouse_any_flag} #{mouse_button_flag} #{mouse_sgr_flag}"))

@@ -25,6 +25,10 @@ type pipelineConfig struct {
 	idle *idleTicker
 	// maxPending is track.Options.MaxPending (--max-pending; 0: default).
 	maxPending int
+	// sourceDone, when set ('stats'), is called by runFile with each input
+	// read to its end, before it is closed (for its capture counters,
+	// capture.Source.InterfaceStats); name is the input as given.
+	sourceDone func(name string, src *capture.Source)
 }
 
 // idleTicker advances a live capture's reassembly clock while no packets
@@ -143,6 +147,9 @@ func runFile(ctx context.Context, e *env, name string, pc pipelineConfig, sink d
 			return &exitError{code: ExitInterrupted, err: fmt.Errorf("%s: interrupted; output so far is complete up to the last frame printed", name)}
 		}
 		return inputErr(name, err)
+	}
+	if pc.sourceDone != nil {
+		pc.sourceDone(name, src)
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -21,6 +20,7 @@ type statsOptions struct {
 	output       string
 	filter       string
 	onePass      bool
+	payloads     bool
 	maxFrameSize string
 	ports        []uint
 	detect       bool
@@ -44,7 +44,8 @@ func newStatsCmd(e *env) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text (aligned tables) or json")
 	f.StringVarP(&o.filter, "display-filter", "Y", "", "count only frames matching this filter (docs/filters.md)")
-	f.BoolVarP(&o.onePass, "one-pass", "1", false, "read the input once (requests then lack their response for -Y)")
+	f.BoolVarP(&o.onePass, "one-pass", "1", false, "with -Y, read the input once (requests then lack their response for the filter); without -Y stats always reads once")
+	f.BoolVar(&o.payloads, "payloads", false, "also decompress payloads and split batches, counting the problems only that finds (batch-count-mismatch, decompression-failed, ...); slower")
 	f.StringVar(&o.maxFrameSize, "max-frame-size", "5MiB", "largest plausible frame; larger claimed sizes are a frame-too-large problem")
 	f.UintSliceVar(&o.ports, "port", nil, "extra Pulsar server port (repeatable; 6650 is always one, 6651 is TLS)")
 	f.BoolVar(&o.detect, "detect", false, "find Pulsar on any TCP port from the content of the first bytes")
@@ -72,27 +73,26 @@ func runStats(ctx context.Context, e *env, o *statsOptions, files []string) erro
 	// metadata: it is validated on the wire, not decoded (much faster on
 	// batches of many small messages).
 	pc.decode.LazyEntryMetadata = true
+	// Nor do they read payloads: unless asked, they stay compressed and
+	// batches unsplit (the checksum still covers them).
+	pc.decode.SkipPayloadContents = !o.payloads
 	if pc.progress, err = newProgress(e, o.progress); err != nil {
 		return err
 	}
-	col := stats.New()
+	col := newStatsCollector(&pc) // with each input's capture counters
 	out, fs := withFilter(col, flt)
-	if _, err := runTracked(ctx, e, files, pc, out, track.Options{}, !o.onePass, 0); err != nil {
+	// Only a filter can look at a request's response (the first pass's
+	// results); without one the tables are the same from a single pass.
+	twoPass := flt != nil && !o.onePass
+	if _, err := runTracked(ctx, e, files, pc, out, track.Options{}, twoPass, 0); err != nil {
 		return err
 	}
 	if fs != nil && fs.err != nil {
 		fmt.Fprintf(e.stderr, "pulsarscope: warning: %v\n", fs.err)
 	}
 	rep := col.Report()
-	if o.output == "json" {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			return &exitError{code: ExitInput, err: fmt.Errorf("writing output: %w", err)}
-		}
-		return nil
-	}
-	if err := writeStatsText(e.stdout, rep, files); err != nil {
+	rep.PayloadsChecked = o.payloads
+	if err := writeStatsReport(e.stdout, rep, o.output == "json", files); err != nil {
 		return &exitError{code: ExitInput, err: fmt.Errorf("writing output: %w", err)}
 	}
 	return nil
@@ -114,6 +114,7 @@ func writeStatsText(w io.Writer, r *stats.Report, files []string) error {
 		}
 	}
 	fmt.Fprintf(tw, "pulsarscope stats: %s\n", strings.Join(names, ", "))
+	writeCaptureText(tw, r.Capture)
 	section("Commands", "type\tc2s\ts2c\tbytes\t")
 	for _, c := range r.Commands {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t\n", c.Type, c.C2S, c.S2C, c.Bytes)

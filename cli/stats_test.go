@@ -76,7 +76,20 @@ func TestProgress(t *testing.T) {
 	if code != ExitOK || out != plain {
 		t.Fatalf("exit %d, output changed by --progress: %s", code, errOut)
 	}
-	for _, want := range []string{"pass 1/2 basic.pcap", "pass 2/2 basic.pcap", "0%", "/8.8 kB"} {
+	for _, want := range []string{"basic.pcap", "0%", "/8.8 kB"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("progress %q lacks %q", errOut, want)
+		}
+	}
+	if strings.Contains(errOut, "pass ") {
+		t.Errorf("progress %q: stats without -Y reads once", errOut)
+	}
+	// A filter may look at responses: two passes, a bar each.
+	_, errOut, code = run(t, "stats", "--progress", "always", "-Y", "size > 0", "../testdata/pcaps/basic.pcap")
+	if code != ExitOK {
+		t.Fatalf("stats -Y: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"pass 1/2 basic.pcap", "pass 2/2 basic.pcap"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("progress %q lacks %q", errOut, want)
 		}
@@ -105,5 +118,42 @@ func TestProgress(t *testing.T) {
 	_, errOut, code = run(t, "stats", "--progress", "always", "../testdata/pcaps/nonexistent.pcap")
 	if code != ExitInput || !strings.Contains(errOut, "check the path") {
 		t.Errorf("missing file: exit %d: %s", code, errOut)
+	}
+}
+
+// TestStatsPayloads: stats leaves payloads compressed unless --payloads,
+// and says so in both formats; the tables are the same either way on a
+// clean capture.
+func TestStatsPayloads(t *testing.T) {
+	const pcap = "../testdata/pcaps/batching-compression.pcap"
+	const note = "(payload contents not checked"
+	fast, errOut, code := run(t, "stats", pcap)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	full, errOut, code := run(t, "stats", "--payloads", pcap)
+	if code != ExitOK {
+		t.Fatalf("--payloads: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(fast, note) || strings.Contains(full, note) {
+		t.Errorf("the note %q belongs only to the report without --payloads", note)
+	}
+	if body, _, _ := strings.Cut(fast, "\n"+note); body != full {
+		t.Errorf("tables differ with --payloads:\n%s\n---\n%s", body, full)
+	}
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{{[]string{"stats", "-o", "json", pcap}, false}, {[]string{"stats", "-o", "json", "--payloads", pcap}, true}} {
+		out, _, code := run(t, c.args...)
+		var rep struct {
+			PayloadsChecked *bool `json:"payloads_checked"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil || code != ExitOK {
+			t.Fatalf("%v: exit %d, %v", c.args, code, err)
+		}
+		if rep.PayloadsChecked == nil || *rep.PayloadsChecked != c.want {
+			t.Errorf("%v: payloads_checked %v, want %v", c.args, rep.PayloadsChecked, c.want)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/pulsarscope/pulsarscope/capture"
 	"github.com/pulsarscope/pulsarscope/decode"
 	"github.com/pulsarscope/pulsarscope/track"
 	"github.com/pulsarscope/pulsarscope/track/filter"
@@ -98,6 +99,7 @@ func runTracked(ctx context.Context, e *env, files []string, pc pipelineConfig, 
 		tr1 := track.New(nopTrackSink{}, first)
 		pc1 := pc
 		pc1.decode.LazyEntryMetadata = true // the tracker reads no entry metadata
+		pc1.sourceDone = nil                // the input is reported once, by the second pass
 		if _, err := runFiles(ctx, e, []string{path}, pc1, tr1, 0); err != nil {
 			cleanup()
 			return total, err
@@ -106,7 +108,12 @@ func runTracked(ctx context.Context, e *env, files []string, pc pipelineConfig, 
 		second := opts
 		second.Results = tr1.Results()
 		tr2 := track.New(sink, second)
-		n, err := runFiles(ctx, e, []string{path}, pc, tr2, maxFrames)
+		pc2 := pc
+		if done := pc.sourceDone; done != nil {
+			// The input as given, not stdin's temporary copy.
+			pc2.sourceDone = func(_ string, src *capture.Source) { done(name, src) }
+		}
+		n, err := runFiles(ctx, e, []string{path}, pc2, tr2, maxFrames)
 		cleanup()
 		total += n + tr2.Problems()
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 
 // Report is the result of a stats run (the -o json document).
 type Report struct {
+	Capture       []CaptureRow      `json:"capture"`
 	Commands      []Count           `json:"commands"`
 	SRT           []SRTRow          `json:"service_response_time"`
 	Conversations []ConversationRow `json:"conversations"`
@@ -14,6 +15,31 @@ type Report struct {
 	Consumers     []ConsumerRow     `json:"consumers"`
 	Problems      []ProblemRow      `json:"problems"`
 	Streams       []StreamRow       `json:"streams"`
+	// PayloadsChecked says payloads were decompressed and batches split,
+	// so that Problems counts what only that finds (batch-count-mismatch,
+	// decompression-failed, ...). Set by the caller, not the Collector.
+	PayloadsChecked bool `json:"payloads_checked"`
+}
+
+// CaptureRow is the capture counters of one interface of one input: a
+// pcapng file's Interface Statistics Block, or a live capture's kernel
+// counters. A nil field was not recorded (JSON null).
+type CaptureRow struct {
+	// Input names the input: the file as given ("stdin" for -), or "live".
+	Input string `json:"input"`
+	// Index is the pcapng interface number, Interface its name ("" when
+	// the file names none).
+	Index     int    `json:"index"`
+	Interface string `json:"interface"`
+	// Received is the number of packets received (isb_ifrecv), Dropped the
+	// number the kernel or its capture buffer dropped (isb_ifdrop).
+	Received *uint64 `json:"received"`
+	Dropped  *uint64 `json:"dropped"`
+	// Start and End bound the span the counters cover (isb_starttime,
+	// isb_endtime); SpanUS is End - Start in microseconds.
+	Start  *time.Time `json:"start"`
+	End    *time.Time `json:"end"`
+	SpanUS *int64     `json:"span_us"`
 }
 
 // Count is the frames of one command type, by direction.
@@ -111,7 +137,7 @@ type StreamRow struct {
 
 // Report builds the tables from what was collected.
 func (c *Collector) Report() *Report {
-	r := &Report{Commands: []Count{}, SRT: []SRTRow{}, Conversations: []ConversationRow{}, Producers: []ProducerRow{},
+	r := &Report{Capture: append([]CaptureRow{}, c.capture...), Commands: []Count{}, SRT: []SRTRow{}, Conversations: []ConversationRow{}, Producers: []ProducerRow{},
 		Consumers: []ConsumerRow{}, Problems: []ProblemRow{}, Streams: append([]StreamRow{}, c.streams...)}
 	for _, cnt := range c.counts {
 		cnt.C2S, cnt.S2C = cnt.Frames[0], cnt.Frames[1]

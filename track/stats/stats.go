@@ -29,6 +29,7 @@ type Collector struct {
 	consOrder []*consAcc
 	problems  map[string]*ProblemRow
 	streams   []StreamRow
+	capture   []CaptureRow
 }
 
 // New returns an empty Collector.
