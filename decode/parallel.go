@@ -13,8 +13,8 @@ import (
 // Batching of a ParallelStreamDecoder. Small batches keep what is in
 // flight (decoded frames waiting for their turn) small and in cache.
 const (
-	parMaxItems = 256      // frames and events per batch
-	parMaxRaw   = 64 << 10 // frame bytes per batch (a bigger frame gets a batch of its own)
+	parMaxItems = 128      // frames and events per batch
+	parMaxRaw   = 32 << 10 // frame bytes per batch (a bigger frame gets a batch of its own)
 	parMaxDelay = 50 * time.Millisecond
 	parKeepRaw  = 1 << 20           // batch byte buffers above this are released after use
 	parBudget   = parMaxItems << 15 // decode buffers a batch may hold (decompressed payloads, entries): 32 KiB a frame
