@@ -284,30 +284,47 @@ func TestTruncatedLastRecord(t *testing.T) {
 		{"gzip/pcap/mid-data", gz(t, full[:len(full)-5])},
 		{"gzip-stream-cut", gz(t, full)[:len(gz(t, full))-12]},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			src, err := OpenReader(tc.name, bytes.NewReader(tc.data))
-			if err != nil {
-				t.Fatal(err)
+		// A reader of unknown size (no Len, like stdin) is read ahead
+		// (readAhead); a bytes.Reader this small is not.
+		for _, sized := range []bool{true, false} {
+			name := tc.name
+			var r io.Reader = bytes.NewReader(tc.data)
+			if !sized {
+				name += "/read-ahead"
+				r = struct{ io.Reader }{r}
 			}
-			pkts, err := readAll(t, src)
-			if len(pkts) < 2 || pkts[0].payload != "first" || pkts[1].payload != "second" {
-				t.Errorf("packets before the cut: %+v", pkts)
-			}
-			if !errors.Is(err, ErrTruncated) {
-				t.Fatalf("err = %v, want ErrTruncated", err)
-			}
-			var ce *Error
-			if !errors.As(err, &ce) || ce.File != tc.name {
-				t.Errorf("error does not name the file: %v", err)
-			}
-			if !src.Stats().TruncatedFile {
-				t.Error("stats: TruncatedFile not set")
-			}
-			if _, err2 := src.Next(context.Background()); err2 != err {
-				t.Errorf("second Next: %v", err2)
-			}
-		})
+			truncatedCase(t, name, r)
+		}
 	}
+}
+
+// truncatedCase reads a capture cut short from r: the packets before the
+// cut come, then ErrTruncated naming the input, again on every Next.
+func truncatedCase(t *testing.T, name string, r io.Reader) {
+	t.Run(name, func(t *testing.T) {
+		src, err := OpenReader(name, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		pkts, err := readAll(t, src)
+		if len(pkts) < 2 || pkts[0].payload != "first" || pkts[1].payload != "second" {
+			t.Errorf("packets before the cut: %+v", pkts)
+		}
+		if !errors.Is(err, ErrTruncated) {
+			t.Fatalf("err = %v, want ErrTruncated", err)
+		}
+		var ce *Error
+		if !errors.As(err, &ce) || ce.File != name {
+			t.Errorf("error does not name the file: %v", err)
+		}
+		if !src.Stats().TruncatedFile {
+			t.Error("stats: TruncatedFile not set")
+		}
+		if _, err2 := src.Next(context.Background()); err2 != err {
+			t.Errorf("second Next: %v", err2)
+		}
+	})
 }
 
 func TestOpenErrors(t *testing.T) {

@@ -76,7 +76,11 @@ func OpenReader(name string, r io.Reader) (*Source, error) {
 // RawSource reading it. closer, if not nil, is closed by the RawSource's
 // Close. Errors are *Error naming name.
 func NewFileReader(name string, r io.Reader, closer io.Closer) (RawSource, error) {
+	var ra *readAhead
 	fail := func(err error) (RawSource, error) {
+		if ra != nil {
+			ra.Close()
+		}
 		return nil, &Error{File: name, Err: err}
 	}
 	size := bufferSizeFor(r)
@@ -89,14 +93,25 @@ func NewFileReader(name string, r io.Reader, closer io.Closer) (RawSource, error
 		return fail(ErrEmpty)
 	}
 	var gz *gzip.Reader
+	// Large inputs (and those of unknown size) are read, and inflated, in
+	// advance by a goroutine of their own (readAhead).
+	large := size == readBufferSize
 	if len(head) >= 2 && head[0] == magicGzip[0] && head[1] == magicGzip[1] {
 		gz, err = gzip.NewReader(br)
 		if err != nil {
 			return fail(fmt.Errorf("%w: bad gzip header: %v", ErrNotCapture, err))
 		}
-		br = bufio.NewReaderSize(gz, readBufferSize)
-		if size < readBufferSize {
+		switch {
+		case large:
+			ra = newReadAhead(gz)
+			br = bufio.NewReaderSize(ra, readBufferSize)
+			// Closing gz would race with the goroutine reading it, and
+			// frees nothing: it is left to the collector.
+			gz = nil
+		case size < readBufferSize:
 			br = bufio.NewReaderSize(gz, 4*size) // small input: small output, mostly
+		default:
+			br = bufio.NewReaderSize(gz, readBufferSize)
 		}
 		head, err = br.Peek(4)
 		if len(head) == 0 {
@@ -112,7 +127,11 @@ func NewFileReader(name string, r io.Reader, closer io.Closer) (RawSource, error
 	if len(head) < 4 {
 		return fail(fmt.Errorf("%w: only %d bytes", ErrNotCapture, len(head)))
 	}
-	fr := &fileRaw{closer: closer, gz: gz}
+	if large && ra == nil {
+		ra = newReadAhead(br)
+		br = bufio.NewReaderSize(ra, readBufferSize)
+	}
+	fr := &fileRaw{closer: closer, gz: gz, ra: ra}
 	switch {
 	case string(head) == string(magicPcapng):
 		ng, err := pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{WantMixedLinkType: true})
@@ -176,6 +195,7 @@ type fileRaw struct {
 	ng     *pcapgo.NgReader
 	lt     layers.LinkType
 	gz     *gzip.Reader
+	ra     *readAhead
 	closer io.Closer
 }
 
@@ -199,6 +219,9 @@ func (f *fileRaw) ReadRaw() ([]byte, gopacket.CaptureInfo, layers.LinkType, erro
 
 func (f *fileRaw) Close() error {
 	var err error
+	if f.ra != nil {
+		f.ra.Close()
+	}
 	if f.gz != nil {
 		err = f.gz.Close()
 	}
