@@ -309,15 +309,36 @@ func indent(w *bufio.Writer, text []byte, prefix string) {
 	for i, c := range text {
 		if c == '\n' {
 			w.WriteString(prefix)
-			w.Write(text[start : i+1])
+			w.Write(stableLine(text[start : i+1]))
 			start = i + 1
 		}
 	}
 	if start < len(text) {
 		w.WriteString(prefix)
-		w.Write(text[start:])
+		w.Write(stableLine(text[start:]))
 		w.WriteByte('\n')
 	}
+}
+
+// stableLine undoes prototext's deliberate instability on one line of its
+// multi-line output: after "name:" it writes one space or, in some builds,
+// two (internal/detrand), which would make -V differ between two builds of
+// the same code. A name is letters, digits, '_', or an extension's
+// [full.name]; a value after the colon never starts with a space.
+func stableLine(l []byte) []byte {
+	i := 0
+	for i < len(l) && l[i] == ' ' {
+		i++
+	}
+	j := i
+	for j < len(l) && (l[j] == '_' || l[j] == '.' || l[j] == '[' || l[j] == ']' || l[j] == '/' ||
+		'a' <= l[j] && l[j] <= 'z' || 'A' <= l[j] && l[j] <= 'Z' || '0' <= l[j] && l[j] <= '9') {
+		j++
+	}
+	if j > i && j+2 < len(l) && l[j] == ':' && l[j+1] == ' ' && l[j+2] == ' ' {
+		return append(l[:j+2:j+2], l[j+3:]...)
+	}
+	return l
 }
 
 // Event writes a stream event when events are shown, and always when it

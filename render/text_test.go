@@ -33,3 +33,22 @@ func TestAppendHead(t *testing.T) {
 		}
 	}
 }
+
+// TestStableLine: prototext's random extra space after "name:" is taken
+// out; nothing else changes.
+func TestStableLine(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"request_id:  7\n", "request_id: 7\n"},
+		{"request_id: 7\n", "request_id: 7\n"},
+		{"    topic:  \"a:  b\"\n", "    topic: \"a:  b\"\n"},
+		{"    topic: \"a:  b\"\n", "    topic: \"a:  b\"\n"},
+		{"send {\n", "send {\n"},
+		{"}\n", "}\n"},
+		{"[pkg.ext]:  1\n", "[pkg.ext]: 1\n"},
+		{"\"quoted:  \"\n", "\"quoted:  \"\n"},
+	} {
+		if got := string(stableLine([]byte(tc.in))); got != tc.want {
+			t.Errorf("stableLine(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
