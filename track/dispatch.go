@@ -83,12 +83,12 @@ func (t *Tracker) dispatch(c *conn, f *decode.Frame, info *Info) {
 	default:
 		t.annotateEntity(c, cmd, info)
 	}
-	if !c2s && !t.tb.response[f.Type] {
+	if !c2s && !t.tb.isResponse(f.Type) {
 		return
 	}
 	id, ok := t.tb.requestID(cmd, f.Type)
 	if c2s {
-		if ok && t.tb.request[f.Type] {
+		if ok && t.tb.isRequest(f.Type) {
 			t.onRequest(c, f, info, id)
 		}
 		return

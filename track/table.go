@@ -63,6 +63,18 @@ type table struct {
 	minVersion        [maxType]int32
 }
 
+// isRequest reports whether t is a request type; a type out of the
+// table's range (newer than the schema, or hostile) is not.
+func (tb *table) isRequest(t cmdType) bool {
+	return t >= 0 && int(t) < maxType && tb.request[t]
+}
+
+// isResponse reports whether t is a response type; a type out of the
+// table's range is not.
+func (tb *table) isResponse(t cmdType) bool {
+	return t >= 0 && int(t) < maxType && tb.response[t]
+}
+
 // tables is the one table, built at package initialisation.
 var tables = newTable()
 
