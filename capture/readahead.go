@@ -57,7 +57,13 @@ func (ra *readAhead) fill(r io.Reader) {
 		case <-ra.stop:
 			return
 		}
-		n, err := readFull(r, buf)
+		// One read, whatever it returns: on a pipe fed live (tcpdump -U
+		// -w - | pulsarscope read -), bytes go on as they come.
+		n, err := r.Read(buf)
+		if n == 0 && err == nil {
+			ra.free <- buf // never blocks: it came from free
+			continue
+		}
 		select {
 		case ra.full <- chunk{b: buf[:n], err: err}:
 		case <-ra.stop:
@@ -92,19 +98,4 @@ func (ra *readAhead) Read(p []byte) (int, error) {
 func (ra *readAhead) Close() error {
 	ra.once.Do(func() { close(ra.stop) })
 	return nil
-}
-
-// readFull reads into buf until it is full or r returns an error, which
-// it returns as is (io.ReadFull would turn a short io.EOF into
-// io.ErrUnexpectedEOF, which gzip returns for a truncated stream).
-func readFull(r io.Reader, buf []byte) (int, error) {
-	n := 0
-	for n < len(buf) {
-		m, err := r.Read(buf[n:])
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
 }

@@ -73,3 +73,27 @@ func TestReadAheadClose(t *testing.T) {
 		t.Fatal("the goroutine still runs a minute after Close")
 	}
 }
+
+// TestReadAheadLive: bytes that arrive on a pipe are passed on at once,
+// not held until a chunk is full (a capture fed live on stdin).
+func TestReadAheadLive(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	ra := newReadAhead(pr)
+	defer ra.Close()
+	go pw.Write([]byte("first packet"))
+	got := make(chan string, 1)
+	go func() {
+		b := make([]byte, 100)
+		n, _ := ra.Read(b)
+		got <- string(b[:n])
+	}()
+	select {
+	case s := <-got:
+		if s != "first packet" {
+			t.Fatalf("read %q", s)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("12 bytes written to the pipe were not passed on")
+	}
+}
