@@ -103,7 +103,7 @@ func NewFileReader(name string, r io.Reader, closer io.Closer) (RawSource, error
 		}
 		switch {
 		case large:
-			ra = newReadAhead(gz)
+			ra = newReadAhead(gz, isRegularFile(r))
 			br = bufio.NewReaderSize(ra, readBufferSize)
 			// Closing gz would race with the goroutine reading it, and
 			// frees nothing: it is left to the collector.
@@ -130,7 +130,7 @@ func NewFileReader(name string, r io.Reader, closer io.Closer) (RawSource, error
 	if large && ra == nil && !isRegularFile(r) {
 		// A pipe (stdin) or other stream: read ahead. A plain regular
 		// file gains nothing measurable (docs/benchmarks.md).
-		ra = newReadAhead(br)
+		ra = newReadAhead(br, false)
 		br = bufio.NewReaderSize(ra, readBufferSize)
 	}
 	fr := &fileRaw{closer: closer, gz: gz, ra: ra}

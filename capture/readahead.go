@@ -24,9 +24,10 @@ type readAhead struct {
 	once sync.Once
 	gone chan struct{} // closed when the goroutine has returned
 
-	cur  chunk
-	off  int
-	done bool
+	cur   chunk
+	off   int
+	done  bool
+	whole bool // fill chunks before passing them on
 }
 
 type chunk struct {
@@ -34,12 +35,15 @@ type chunk struct {
 	err error
 }
 
-func newReadAhead(r io.Reader) *readAhead {
+// newReadAhead starts reading r ahead. whole fills each chunk before it is
+// passed on (for files); otherwise each read's bytes go on at once.
+func newReadAhead(r io.Reader, whole bool) *readAhead {
 	ra := &readAhead{
-		full: make(chan chunk, readAheadChunks),
-		free: make(chan []byte, readAheadChunks),
-		stop: make(chan struct{}),
-		gone: make(chan struct{}),
+		whole: whole,
+		full:  make(chan chunk, readAheadChunks),
+		free:  make(chan []byte, readAheadChunks),
+		stop:  make(chan struct{}),
+		gone:  make(chan struct{}),
 	}
 	for i := 0; i < readAheadChunks; i++ {
 		ra.free <- make([]byte, readAheadChunk)
@@ -57,9 +61,14 @@ func (ra *readAhead) fill(r io.Reader) {
 		case <-ra.stop:
 			return
 		}
-		// One read, whatever it returns: on a pipe fed live (tcpdump -U
-		// -w - | pulsarscope read -), bytes go on as they come.
 		n, err := r.Read(buf)
+		// Whole chunks (fewer hand-offs) unless bytes must go on as they
+		// come: a pipe fed live (tcpdump -U -w - | pulsarscope read -).
+		for ra.whole && n < len(buf) && err == nil {
+			var m int
+			m, err = r.Read(buf[n:])
+			n += m
+		}
 		if n == 0 && err == nil {
 			ra.free <- buf // never blocks: it came from free
 			continue

@@ -36,32 +36,40 @@ func TestReadAhead(t *testing.T) {
 		}, 10, io.ErrUnexpectedEOF},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			want := data[:tc.size]
-			if tc.err == nil {
-				ra := newReadAhead(tc.in(want))
-				defer ra.Close()
-				if err := iotest.TestReader(ra, want); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			ra := newReadAhead(tc.in(want))
-			defer ra.Close()
-			got, err := io.ReadAll(ra)
-			if !bytes.Equal(got, want) || !errors.Is(err, tc.err) {
-				t.Fatalf("%d bytes, err %v; want %d bytes, %v", len(got), err, len(want), tc.err)
-			}
-			if n, err := ra.Read(make([]byte, 1)); n != 0 || !errors.Is(err, tc.err) {
-				t.Errorf("read after the error: %d, %v", n, err)
-			}
-		})
+		for _, whole := range []bool{true, false} {
+			runReadAhead(t, tc.name, tc.in, data[:tc.size], tc.err, whole)
+		}
 	}
+}
+
+// runReadAhead reads want through a readAhead over in(want): the bytes,
+// then io.EOF (wantErr nil, checked by iotest.TestReader) or wantErr.
+func runReadAhead(t *testing.T, name string, in func([]byte) io.Reader, want []byte, wantErr error, whole bool) {
+	if whole {
+		name += "/whole"
+	}
+	t.Run(name, func(t *testing.T) {
+		ra := newReadAhead(in(want), whole)
+		defer ra.Close()
+		if wantErr == nil {
+			if err := iotest.TestReader(ra, want); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		got, err := io.ReadAll(ra)
+		if !bytes.Equal(got, want) || !errors.Is(err, wantErr) {
+			t.Fatalf("%d bytes, err %v; want %d bytes, %v", len(got), err, len(want), wantErr)
+		}
+		if n, err := ra.Read(make([]byte, 1)); n != 0 || !errors.Is(err, wantErr) {
+			t.Errorf("read after the error: %d, %v", n, err)
+		}
+	})
 }
 
 // TestReadAheadClose: Close stops the goroutine while chunks are unread.
 func TestReadAheadClose(t *testing.T) {
-	ra := newReadAhead(bytes.NewReader(make([]byte, 10*readAheadChunk)))
+	ra := newReadAhead(bytes.NewReader(make([]byte, 10*readAheadChunk)), true)
 	if _, err := ra.Read(make([]byte, 10)); err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +87,7 @@ func TestReadAheadClose(t *testing.T) {
 func TestReadAheadLive(t *testing.T) {
 	pr, pw := io.Pipe()
 	defer pw.Close()
-	ra := newReadAhead(pr)
+	ra := newReadAhead(pr, false)
 	defer ra.Close()
 	go pw.Write([]byte("first packet"))
 	got := make(chan string, 1)
