@@ -2,9 +2,12 @@ package capture
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -103,5 +106,67 @@ func TestReadAheadLive(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("12 bytes written to the pipe were not passed on")
+	}
+}
+
+// TestReadAheadFiles: a gzip capture file large enough to be read ahead,
+// and the same capture on a stream of unknown size, read exactly like the
+// plain file.
+func TestReadAheadFiles(t *testing.T) {
+	r := rand.New(rand.NewSource(2))
+	var recs []rec
+	for i := 0; i < 1500; i++ {
+		p := make([]byte, 1000)
+		r.Read(p) // incompressible: the gzip file is over a chunk
+		s := tcpSeg(string(p))
+		s.seq = uint32(1000 + 1000*i)
+		recs = append(recs, rec{ts: t0, data: frameBytes(t, LinkTypeEthernet, s)})
+	}
+	plain := pcapFile(binary.LittleEndian, false, LinkTypeEthernet, recs)
+	dir := t.TempDir()
+	read := func(name string, open func() (*Source, error)) []got {
+		src, err := open()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		defer src.Close()
+		if fr, ok := src.raw.(*fileRaw); !ok || (fr.ra != nil) != (name != "plain") {
+			t.Fatalf("%s: read ahead %v, want %v", name, ok && fr.ra != nil, name != "plain")
+		}
+		pkts, err := readAll(t, src)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return pkts
+	}
+	byPath := func(name string, data []byte) func() (*Source, error) {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return func() (*Source, error) { return Open(path) }
+	}
+	compressed := gz(t, plain)
+	if len(compressed) < readBufferSize {
+		t.Fatalf("gzip capture of %d bytes: too small to be read ahead", len(compressed))
+	}
+	want := read("plain", byPath("plain.pcap", plain))
+	if len(want) != len(recs) {
+		t.Fatalf("%d packets, want %d", len(want), len(recs))
+	}
+	for name, open := range map[string]func() (*Source, error){
+		"gzip file":   byPath("c.pcap.gz", compressed),
+		"gzip stream": func() (*Source, error) { return OpenReader("s", struct{ io.Reader }{bytes.NewReader(compressed)}) },
+		"stream":      func() (*Source, error) { return OpenReader("s", struct{ io.Reader }{bytes.NewReader(plain)}) },
+	} {
+		got := read(name, open)
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d packets, want %d", name, len(got), len(want))
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("%s: packet %d differs", name, i)
+			}
+		}
 	}
 }
