@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,9 +27,11 @@ type Decoder struct {
 	fb  *frameBufs
 	own frameBufs
 
-	smm     *pulsarapi.SingleMessageMetadata // scratch, LazyEntryMetadata
-	smmTmpl templateCache                    // shapes of the last clean entry metadata
-	subs    []string
+	smm      *pulsarapi.SingleMessageMetadata // scratch, LazyEntryMetadata
+	shapeBuf []uint32                         // scratch of unmarshalShaped
+	merged   int                              // messages merged by unmarshalShaped (tests)
+	smmTmpl  templateCache                    // shapes of the last clean entry metadata
+	subs     []string
 
 	zstd *zstd.Decoder
 	zlib io.ReadCloser
@@ -41,12 +44,66 @@ type Decoder struct {
 // the next unless Options.Retain.
 type frameBufs struct {
 	frame   Frame
-	cmd     *pulsarapi.BaseCommand
-	md      *pulsarapi.MessageMetadata
+	cmd     *pulsarapi.BaseCommand // commands of unknown types
+	cmds    []*shaped[*pulsarapi.BaseCommand]
+	md      shaped[*pulsarapi.MessageMetadata]
 	bem     *pulsarapi.BrokerEntryMetadata
 	sum     Checksum
 	dbuf    []byte
 	entries []Entry
+}
+
+// maxShapedType bounds the command types given a reused message each.
+const maxShapedType = 128
+
+// shaped is a message a Decoder reuses, with the wire shape of what it
+// holds (see wireSchema.shape); ok is false when it holds something else
+// (not clean, or decoded by another path).
+type shaped[M proto.Message] struct {
+	m     M
+	shape []uint32
+	ok    bool
+}
+
+// mergeOpts decodes into a message without resetting it first.
+var mergeOpts = proto.UnmarshalOptions{Merge: true, AllowPartial: true}
+
+// unmarshalShaped decodes b into s.m. A message of the same wire shape as
+// the one s.m holds (the same tags at every level, no repeated field,
+// clean) is merged into it: each of its fields is overwritten, so nothing
+// of the earlier message is left, and nothing is allocated but strings
+// and bytes (protobuf's Unmarshal resets the message and allocates every
+// optional field and nested message anew). Otherwise s.m is reset and
+// decoded as unmarshal does. clean says b is clean (wireSchema.clean):
+// complete, without unknown fields, nothing for validate to find.
+func unmarshalShaped[M proto.Message](d *Decoder, b []byte, ws *wireSchema, s *shaped[M]) (clean, complete bool, err error) {
+	var ok bool
+	d.shapeBuf, ok = ws.shape(b, 0, d.shapeBuf[:0])
+	if ok && s.ok && slices.Equal(d.shapeBuf, s.shape) {
+		if mergeOpts.Unmarshal(b, s.m) == nil {
+			d.merged++
+			return true, true, nil
+		}
+	}
+	complete, err = d.unmarshal(b, s.m)
+	s.ok = ok && complete && err == nil
+	if s.ok {
+		s.shape = append(s.shape[:0], d.shapeBuf...)
+	}
+	return s.ok, complete, err
+}
+
+// cmdFor returns the reused command message of type t (< maxShapedType).
+func (fb *frameBufs) cmdFor(t pulsarapi.BaseCommand_Type) *shaped[*pulsarapi.BaseCommand] {
+	if int(t) >= len(fb.cmds) {
+		fb.cmds = append(fb.cmds, make([]*shaped[*pulsarapi.BaseCommand], int(t)+1-len(fb.cmds))...)
+	}
+	s := fb.cmds[t]
+	if s == nil {
+		s = &shaped[*pulsarapi.BaseCommand]{m: new(pulsarapi.BaseCommand)}
+		fb.cmds[t] = s
+	}
+	return s
 }
 
 // validate looks for unset required fields and unknown fields in m,
@@ -208,16 +265,29 @@ func (d *Decoder) decodeCommand(f *Frame, b []byte) {
 		f.addProblem(CodeUnknownCommandType, "command type %d is not in the schema", t)
 	}
 
-	var cmd *pulsarapi.BaseCommand
-	if d.opts.Retain || d.fb.cmd == nil {
-		cmd = new(pulsarapi.BaseCommand)
-		if !d.opts.Retain {
-			d.fb.cmd = cmd
-		}
-	} else {
-		cmd = d.fb.cmd
+	if d.cmdSchema == nil {
+		d.cmdSchema = newWireSchema((*pulsarapi.BaseCommand)(nil).ProtoReflect().Descriptor())
 	}
-	complete, err := d.unmarshal(b, cmd)
+	var (
+		cmd             *pulsarapi.BaseCommand
+		clean, complete bool
+		err             error
+	)
+	switch {
+	case d.opts.Retain:
+		cmd = new(pulsarapi.BaseCommand)
+		complete, err = d.unmarshal(b, cmd)
+	case known && t < maxShapedType:
+		s := d.fb.cmdFor(f.Type)
+		cmd = s.m
+		clean, complete, err = unmarshalShaped(d, b, d.cmdSchema, s)
+	default:
+		if d.fb.cmd == nil {
+			d.fb.cmd = new(pulsarapi.BaseCommand)
+		}
+		cmd = d.fb.cmd
+		complete, err = d.unmarshal(b, cmd)
+	}
 	if err != nil {
 		f.addProblem(CodeProtobufInvalid, "command: %v", err)
 		return
@@ -225,10 +295,12 @@ func (d *Decoder) decodeCommand(f *Frame, b []byte) {
 	f.Command = cmd
 
 	d.check.reset()
-	d.check.skipRootType = hasType && !known
-	d.validate(cmd, b, &d.cmdSchema, "", -1, complete)
-	d.check.skipRootType = false
-	d.check.flush(f)
+	if !clean {
+		d.check.skipRootType = hasType && !known
+		d.validate(cmd, b, &d.cmdSchema, "", -1, complete)
+		d.check.skipRootType = false
+		d.check.flush(f)
+	}
 	if known && !onlySub(subs, t) {
 		d.checkSubCommand(f, cmd)
 	}

@@ -30,8 +30,10 @@ var detMarshal = proto.MarshalOptions{AllowPartial: true, Deterministic: true}
 
 func (s *digestSink) Frame(f *Frame) {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "F n=%d %v dir=%d off=%d size=%d type=%d problems=%q entries=%d",
-		f.N, f.Time.UnixNano(), f.Dir, f.Offset, f.Size, f.Type, f.Problems, len(f.Entries))
+	cmd, _ := detMarshal.Marshal(f.Command)
+	md, _ := detMarshal.Marshal(f.Metadata)
+	fmt.Fprintf(&sb, "F n=%d %v dir=%d off=%d size=%d type=%d cmd=%x md=%x problems=%q entries=%d",
+		f.N, f.Time.UnixNano(), f.Dir, f.Offset, f.Size, f.Type, cmd, md, f.Problems, len(f.Entries))
 	for i := range f.Entries {
 		e := &f.Entries[i]
 		m, err := e.DecodeMetadata()

@@ -82,18 +82,30 @@ func (d *Decoder) decodePayload(f *Frame, rest []byte, base int) {
 	f.region(RegionMetadata, base+mstart, base+mend)
 	f.region(RegionPayload, base+mend, base+len(rest))
 	f.Payload = rest[mend:]
-	complete := false // old-style metadata: not checked yet
+	complete, clean := false, false // old-style metadata: not checked yet
 	if md == nil {
-		md = d.newMetadata()
 		var err error
-		if complete, err = d.unmarshal(rest[mstart:mend], md); err != nil {
+		if d.mdSchema == nil {
+			d.mdSchema = newWireSchema((*pulsarapi.MessageMetadata)(nil).ProtoReflect().Descriptor())
+		}
+		if d.opts.Retain {
+			md = new(pulsarapi.MessageMetadata)
+			complete, err = d.unmarshal(rest[mstart:mend], md)
+		} else {
+			s := d.shapedMetadata()
+			md = s.m
+			clean, complete, err = unmarshalShaped(d, rest[mstart:mend], d.mdSchema, s)
+		}
+		if err != nil {
 			f.addProblem(CodeProtobufInvalid, "message metadata: %v", err)
 			return
 		}
 	}
 	f.Metadata = md
-	d.validate(md, rest[mstart:mend], &d.mdSchema, "metadata", -1, complete)
-	d.check.flush(f)
+	if !clean {
+		d.validate(md, rest[mstart:mend], &d.mdSchema, "metadata", -1, complete)
+		d.check.flush(f)
+	}
 	d.decodeMessage(f, md)
 }
 
@@ -181,16 +193,25 @@ func (d *Decoder) decodeMessage(f *Frame, md *pulsarapi.MessageMetadata) {
 	}
 }
 
-// newMetadata returns the MessageMetadata to decode into: the reused one
-// unless frames are retained.
+// newMetadata returns the MessageMetadata to decode into other than by
+// unmarshalShaped: the reused one (no longer holding a known shape) unless
+// frames are retained.
 func (d *Decoder) newMetadata() *pulsarapi.MessageMetadata {
 	if d.opts.Retain {
 		return new(pulsarapi.MessageMetadata)
 	}
-	if d.fb.md == nil {
-		d.fb.md = new(pulsarapi.MessageMetadata)
+	s := d.shapedMetadata()
+	s.ok = false
+	return s.m
+}
+
+// shapedMetadata returns the reused MessageMetadata and its shape.
+func (d *Decoder) shapedMetadata() *shaped[*pulsarapi.MessageMetadata] {
+	s := &d.fb.md
+	if s.m == nil {
+		s.m = new(pulsarapi.MessageMetadata)
 	}
-	return d.fb.md
+	return s
 }
 
 // newBrokerEntryMetadata returns the BrokerEntryMetadata to decode into:

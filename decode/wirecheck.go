@@ -35,6 +35,7 @@ type wireField struct {
 	known  bool
 	wire   protowire.Type
 	packed bool        // repeated scalar: may also come packed (bytes)
+	list   bool        // repeated
 	msg    *wireSchema // message fields
 	enum   map[protoreflect.EnumNumber]bool
 	// enumLow is enum for the values 0-255, a bit each (no map lookup).
@@ -71,6 +72,7 @@ func buildWireSchema(md protoreflect.MessageDescriptor, seen map[protoreflect.Fu
 		fd := fs.Get(i)
 		wf := wireField{known: true, wire: wireType(fd.Kind())}
 		wf.packed = fd.IsList() && wf.wire != protowire.BytesType
+		wf.list = fd.IsList()
 		switch {
 		case fd.Message() != nil:
 			wf.msg = buildWireSchema(fd.Message(), seen)
@@ -301,6 +303,82 @@ func (ws *wireSchema) clean(b []byte, depth int, want protowire.Number) (v uint6
 		return 0, false, false
 	}
 	return v, found, true
+}
+
+// Shape tokens: a field's tag (number<<3 | wire type), and around a
+// nested message's fields these two.
+const (
+	shapeOpen  = 1<<32 - 1
+	shapeClose = 1<<32 - 2
+)
+
+// shape appends to out the wire shape of the encoded message b: its tags
+// in order, nested messages' tags between shapeOpen and shapeClose, no
+// values. ok says b is clean (see clean: it parses, every field is in the
+// schema with its wire type, enum values are known, required fields are
+// present, at every level) and holds no repeated field, so that decoding
+// it into a message holding exactly that shape (Decoder.unmarshalShaped)
+// leaves nothing of the earlier one. On !ok, out holds a partial shape.
+func (ws *wireSchema) shape(b []byte, depth int, out []uint32) ([]uint32, bool) {
+	if depth > 100 || ws.reqBig {
+		return out, false
+	}
+	var seen uint64
+	for len(b) > 0 {
+		tag, n := protowire.ConsumeVarint(b)
+		if n < 0 || tag > 1<<31 {
+			return out, false
+		}
+		b = b[n:]
+		num := tag >> 3
+		if num == 0 || num >= uint64(len(ws.fields)) {
+			return out, false
+		}
+		f := &ws.fields[num]
+		typ := protowire.Type(tag & 7)
+		if !f.known || f.list || typ != f.wire {
+			return out, false
+		}
+		if num < 64 {
+			seen |= 1 << num
+		}
+		out = append(out, uint32(tag))
+		switch typ {
+		case protowire.VarintType:
+			x, n := protowire.ConsumeVarint(b)
+			if n < 0 || (f.enum != nil && !f.enumOK(x)) {
+				return out, false
+			}
+			b = b[n:]
+		case protowire.Fixed32Type:
+			if len(b) < 4 {
+				return out, false
+			}
+			b = b[4:]
+		case protowire.Fixed64Type:
+			if len(b) < 8 {
+				return out, false
+			}
+			b = b[8:]
+		case protowire.BytesType:
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return out, false
+			}
+			b = b[n:]
+			if f.msg != nil {
+				var ok bool
+				out = append(out, shapeOpen)
+				if out, ok = f.msg.shape(v, depth+1, out); !ok {
+					return out, false
+				}
+				out = append(out, shapeClose)
+			}
+		default:
+			return out, false
+		}
+	}
+	return out, seen&ws.required == ws.required
 }
 
 // wireTemplate is the shape of a clean message (see wireSchema.clean):
