@@ -83,7 +83,17 @@ func NewFileReader(name string, r io.Reader, closer io.Closer) (RawSource, error
 		}
 		return nil, &Error{File: name, Err: err}
 	}
+	// The file under r: r itself, or the closer that came with a wrapper
+	// of it (a byte counter, for a progress bar).
+	file, _ := r.(*os.File)
+	if c, ok := closer.(*os.File); ok && file == nil {
+		file = c
+	}
 	size := bufferSizeFor(r)
+	if file != nil {
+		size = bufferSizeFor(file)
+	}
+	regular := file != nil && isRegularFile(file)
 	br := bufio.NewReaderSize(r, size)
 	head, err := br.Peek(4)
 	if len(head) == 0 {
@@ -103,7 +113,7 @@ func NewFileReader(name string, r io.Reader, closer io.Closer) (RawSource, error
 		}
 		switch {
 		case large:
-			ra = newReadAhead(gz, isRegularFile(r))
+			ra = newReadAhead(gz, regular)
 			br = bufio.NewReaderSize(ra, readBufferSize)
 			// Closing gz would race with the goroutine reading it, and
 			// frees nothing: it is left to the collector.
@@ -127,7 +137,7 @@ func NewFileReader(name string, r io.Reader, closer io.Closer) (RawSource, error
 	if len(head) < 4 {
 		return fail(fmt.Errorf("%w: only %d bytes", ErrNotCapture, len(head)))
 	}
-	if large && ra == nil && !isRegularFile(r) {
+	if large && ra == nil && !regular {
 		// A pipe (stdin) or other stream: read ahead. A plain regular
 		// file gains nothing measurable (docs/benchmarks.md).
 		ra = newReadAhead(br, false)

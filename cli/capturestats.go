@@ -38,17 +38,24 @@ func captureRows(input string, ifs []capture.InterfaceStats) []stats.CaptureRow 
 	rows := make([]stats.CaptureRow, 0, len(ifs))
 	for _, s := range ifs {
 		row := stats.CaptureRow{Input: input, Index: s.Index, Interface: s.Name, Received: s.Received, Dropped: s.Dropped}
-		if !s.Start.IsZero() {
-			t := s.Start.UTC()
-			row.Start = &t
-		}
-		if !s.End.IsZero() {
-			t := s.End.UTC()
-			row.End = &t
-		}
+		row.Start, row.End = reportTime(s.Start), reportTime(s.End)
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// reportTime is t for the report, nil when not recorded or when it cannot
+// be a date (a hostile or broken file: years beyond 0–9999 have no RFC 3339
+// form, and JSON could not be written).
+func reportTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	if y := t.Year(); y < 0 || y > 9999 {
+		return nil
+	}
+	return &t
 }
 
 // writeStatsReport writes the stats report as one JSON document or as the

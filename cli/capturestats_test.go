@@ -115,3 +115,25 @@ func TestCaptureStatsConflicts(t *testing.T) {
 		t.Errorf("--tui -o stats: exit %d: %s", code, stderr)
 	}
 }
+
+// TestStatsCaptureFarFuture: a pcapng whose ISB times are beyond year 9999
+// (if_tsoffset 2^40, a hostile or broken file) still gives its counters,
+// in text and in JSON, with the times left out rather than the JSON failing.
+func TestStatsCaptureFarFuture(t *testing.T) {
+	const file = "testdata/isb-far-future.pcapng"
+	out, errOut, code := run(t, "stats", "-o", "json", file)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep statsCapture
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Capture) != 1 || rep.Capture[0].Received == nil || *rep.Capture[0].Received != 10 ||
+		rep.Capture[0].Start != nil || rep.Capture[0].End != nil || rep.Capture[0].SpanUS != nil {
+		t.Errorf("capture %+v", rep.Capture)
+	}
+	if out, _, code := run(t, "stats", file); code != ExitOK || !strings.Contains(out, "eth0") {
+		t.Errorf("text: exit %d: %s", code, out)
+	}
+}

@@ -20,6 +20,7 @@ type statsOptions struct {
 	output       string
 	filter       string
 	onePass      bool
+	twoPass      bool
 	payloads     bool
 	maxFrameSize string
 	ports        []uint
@@ -44,7 +45,8 @@ func newStatsCmd(e *env) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text (aligned tables) or json")
 	f.StringVarP(&o.filter, "display-filter", "Y", "", "count only frames matching this filter (docs/filters.md)")
-	f.BoolVarP(&o.onePass, "one-pass", "1", false, "with -Y, read the input once (requests then lack their response for the filter); without -Y stats always reads once")
+	f.BoolVarP(&o.onePass, "one-pass", "1", false, "with -Y, read the input once (requests then lack their response for the filter)")
+	f.BoolVarP(&o.twoPass, "two-pass", "2", false, "read the input twice (the default with -Y): a response numbered before its request, after loss or reordering in the capture, is then paired too, with latency 0")
 	f.BoolVar(&o.payloads, "payloads", false, "also decompress payloads and split batches, counting the problems only that finds (batch-count-mismatch, decompression-failed, ...); slower")
 	f.StringVar(&o.maxFrameSize, "max-frame-size", "5MiB", "largest plausible frame; larger claimed sizes are a frame-too-large problem")
 	f.UintSliceVar(&o.ports, "port", nil, "extra Pulsar server port (repeatable; 6650 is always one, 6651 is TLS)")
@@ -81,9 +83,14 @@ func runStats(ctx context.Context, e *env, o *statsOptions, files []string) erro
 	}
 	col := newStatsCollector(&pc) // with each input's capture counters
 	out, fs := withFilter(col, flt)
-	// Only a filter can look at a request's response (the first pass's
-	// results); without one the tables are the same from a single pass.
-	twoPass := flt != nil && !o.onePass
+	if o.onePass && o.twoPass {
+		return usageErr("-1 and -2: choose one")
+	}
+	// Two passes: a filter can test a request's response (the first
+	// pass's results), and a response numbered before its request (loss,
+	// reordering) is paired. One pass, the default without -Y, gives the
+	// same tables on a capture without such damage, twice as fast.
+	twoPass := o.twoPass || (flt != nil && !o.onePass)
 	if _, err := runTracked(ctx, e, files, pc, out, track.Options{}, twoPass, 0); err != nil {
 		return err
 	}

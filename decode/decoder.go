@@ -44,8 +44,8 @@ type Decoder struct {
 // the next unless Options.Retain.
 type frameBufs struct {
 	frame   Frame
-	cmd     *pulsarapi.BaseCommand // commands of unknown types
-	cmds    []*shaped[*pulsarapi.BaseCommand]
+	cmd     *pulsarapi.BaseCommand // commands of other types, and big ones
+	cmds    [len(shapedTypes)]*shaped[*pulsarapi.BaseCommand]
 	md      shaped[*pulsarapi.MessageMetadata]
 	bem     *pulsarapi.BrokerEntryMetadata
 	sum     Checksum
@@ -53,8 +53,31 @@ type frameBufs struct {
 	entries []Entry
 }
 
-// maxShapedType bounds the command types given a reused message each.
-const maxShapedType = 128
+// Reuse by shape (unmarshalShaped) is for the commands of every message
+// and their metadata, small: what a slot of the parallel decoder keeps is
+// then bounded (7 commands and a metadata of at most shapedMaxBytes, with
+// shapes of at most shapedMaxTokens), whatever a hostile capture holds.
+// Anything else is decoded into the one message reset every time.
+const (
+	shapedMaxBytes  = 1024
+	shapedMaxTokens = 64
+)
+
+// shapedTypes are the command types with a reused message each, and
+// shapedIndex their index there plus one (0: none).
+var (
+	shapedTypes = [...]pulsarapi.BaseCommand_Type{
+		pulsarapi.BaseCommand_SEND, pulsarapi.BaseCommand_SEND_RECEIPT, pulsarapi.BaseCommand_MESSAGE,
+		pulsarapi.BaseCommand_FLOW, pulsarapi.BaseCommand_PING, pulsarapi.BaseCommand_PONG,
+		pulsarapi.BaseCommand_ACK_RESPONSE,
+	}
+	shapedIndex = func() (x [128]uint8) {
+		for i, t := range shapedTypes {
+			x[t] = uint8(i + 1)
+		}
+		return x
+	}()
+)
 
 // shaped is a message a Decoder reuses, with the wire shape of what it
 // holds (see wireSchema.shape); ok is false when it holds something else
@@ -93,15 +116,17 @@ func unmarshalShaped[M proto.Message](d *Decoder, b []byte, ws *wireSchema, s *s
 	return s.ok, complete, err
 }
 
-// cmdFor returns the reused command message of type t (< maxShapedType).
+// cmdFor returns the reused command message of type t, nil when t has
+// none.
 func (fb *frameBufs) cmdFor(t pulsarapi.BaseCommand_Type) *shaped[*pulsarapi.BaseCommand] {
-	if int(t) >= len(fb.cmds) {
-		fb.cmds = append(fb.cmds, make([]*shaped[*pulsarapi.BaseCommand], int(t)+1-len(fb.cmds))...)
+	if t < 0 || int(t) >= len(shapedIndex) || shapedIndex[t] == 0 {
+		return nil
 	}
-	s := fb.cmds[t]
+	i := shapedIndex[t] - 1
+	s := fb.cmds[i]
 	if s == nil {
 		s = &shaped[*pulsarapi.BaseCommand]{m: new(pulsarapi.BaseCommand)}
-		fb.cmds[t] = s
+		fb.cmds[i] = s
 	}
 	return s
 }
@@ -273,12 +298,15 @@ func (d *Decoder) decodeCommand(f *Frame, b []byte) {
 		clean, complete bool
 		err             error
 	)
+	var s *shaped[*pulsarapi.BaseCommand]
+	if !d.opts.Retain && len(b) <= shapedMaxBytes {
+		s = d.fb.cmdFor(f.Type)
+	}
 	switch {
 	case d.opts.Retain:
 		cmd = new(pulsarapi.BaseCommand)
 		complete, err = d.unmarshal(b, cmd)
-	case known && t < maxShapedType:
-		s := d.fb.cmdFor(f.Type)
+	case s != nil:
 		cmd = s.m
 		clean, complete, err = unmarshalShaped(d, b, d.cmdSchema, s)
 	default:

@@ -88,13 +88,17 @@ func (d *Decoder) decodePayload(f *Frame, rest []byte, base int) {
 		if d.mdSchema == nil {
 			d.mdSchema = newWireSchema((*pulsarapi.MessageMetadata)(nil).ProtoReflect().Descriptor())
 		}
-		if d.opts.Retain {
+		switch {
+		case d.opts.Retain:
 			md = new(pulsarapi.MessageMetadata)
 			complete, err = d.unmarshal(rest[mstart:mend], md)
-		} else {
+		case mend-mstart <= shapedMaxBytes:
 			s := d.shapedMetadata()
 			md = s.m
 			clean, complete, err = unmarshalShaped(d, rest[mstart:mend], d.mdSchema, s)
+		default:
+			md = d.newMetadata()
+			complete, err = d.unmarshal(rest[mstart:mend], md)
 		}
 		if err != nil {
 			f.addProblem(CodeProtobufInvalid, "message metadata: %v", err)

@@ -2,6 +2,7 @@ package decode
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
@@ -80,5 +81,51 @@ func TestShapedReuse(t *testing.T) {
 	// unknown or missing fields).
 	if reuse.merged < 8 {
 		t.Errorf("%d messages merged into one of their shape, want at least 8", reuse.merged)
+	}
+}
+
+// TestShapedBounded: what reuse by shape keeps stays small whatever the
+// input: big commands and metadata, and messages of long shapes, are not
+// kept by shape, so a hostile capture cannot make every slot hold a big
+// message per command type (or a huge shape).
+func TestShapedBounded(t *testing.T) {
+	pings := func(n int) []byte { // "ping {}" n times: 3 wire bytes, 3 shape tokens each
+		b := mustMarshal(t, &pulsarapi.BaseCommand{Type: pulsarapi.BaseCommand_PING.Enum()})
+		for i := 0; i < n; i++ {
+			b = append(b, 0x92, 0x01, 0x00) // field 18 (ping), length 0
+		}
+		return b
+	}
+	bigError := mustMarshal(t, &pulsarapi.BaseCommand{Type: pulsarapi.BaseCommand_ACK_RESPONSE.Enum(),
+		AckResponse: &pulsarapi.CommandAckResponse{ConsumerId: proto.Uint64(1), Message: proto.String(strings.Repeat("x", 1<<20))}})
+	bigMeta := mustMarshal(t, &pulsarapi.MessageMetadata{ProducerName: proto.String(strings.Repeat("p", 1<<20)), SequenceId: proto.Uint64(1), PublishTime: proto.Uint64(2)})
+	d := NewDecoder(Options{MaxFrameSize: 8 << 20})
+	for _, fs := range []frameSpec{
+		{cmd: pings(100000)}, // 300 KB of one shape token run
+		{cmd: pings(300)},    // under shapedMaxBytes, a shape over shapedMaxTokens
+		{cmd: bigError},      // a shaped type, 1 MiB
+		{cmd: sendCmd(t), metadata: bigMeta, payload: []byte("x")},
+	} {
+		f := d.Decode(buildFrame(fs))
+		if HasProblem(f.Problems, CodeDecoderPanic) {
+			t.Fatal(f.Problems)
+		}
+	}
+	if c := cap(d.shapeBuf); c > 4*shapedMaxTokens {
+		t.Errorf("shape scratch of %d tokens", c)
+	}
+	for i, s := range d.fb.cmds {
+		if s == nil {
+			continue
+		}
+		if n := proto.Size(s.m); n > shapedMaxBytes {
+			t.Errorf("%s: a kept message of %d bytes", shapedTypes[i], n)
+		}
+		if len(s.shape) > shapedMaxTokens+2 {
+			t.Errorf("%s: a kept shape of %d tokens", shapedTypes[i], len(s.shape))
+		}
+	}
+	if s := d.fb.md; s.ok {
+		t.Errorf("big metadata kept as a shape of %d tokens", len(s.shape))
 	}
 }

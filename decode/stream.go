@@ -161,6 +161,9 @@ func (sd *StreamDecoder) Data(c *reassembly.Conn, d reassembly.Dir, data []byte,
 		st.offset += int64(len(data))
 		return
 	}
+	// A Sink panic that escaped an earlier call (and that the caller
+	// recovered from) must not make rescue take a decoding bug for one.
+	sd.inSink = false
 	defer sd.rescue(st, ts)
 	sd.feed(st, data, ts)
 }

@@ -168,3 +168,43 @@ func TestSinkPanicPropagates(t *testing.T) {
 	feedChunks(sd, testConn(true), s, func() int { return 1460 })
 	t.Fatal("the sink's panic did not reach the caller")
 }
+
+// TestSinkPanicThenDecoding: a Sink panic raised outside Data's rescue
+// (on the open event of a new connection) and recovered by the caller
+// leaves no stale mark: the next Data clears it, so a later decoding panic
+// would still be rescued as a decoder-panic problem, and frames go on.
+func TestSinkPanicThenDecoding(t *testing.T) {
+	s := vectorStreams(t)
+	ps := &panicOnce{}
+	sd := NewStreamDecoder(ps, Options{})
+	c := testConn(true)
+	func() {
+		defer func() { recover() }()
+		sd.Data(c, 0, s[0][:200], time.Time{})
+	}()
+	if !ps.panicked {
+		t.Fatal("the sink did not panic")
+	}
+	sd.Data(c, 0, nil, time.Time{})
+	if sd.inSink {
+		t.Fatal("the mark of the Sink's panic is still set in the next Data")
+	}
+	sd.Data(c, 0, s[0][200:], time.Time{})
+	if ps.frames == 0 {
+		t.Fatal("no frame after the recovered panic")
+	}
+}
+
+// panicOnce panics on its first event (a connection's open) only.
+type panicOnce struct {
+	panicked bool
+	frames   int
+}
+
+func (p *panicOnce) Frame(*Frame) { p.frames++ }
+func (p *panicOnce) Event(*Event) {
+	if !p.panicked {
+		p.panicked = true
+		panic("sink bug once")
+	}
+}

@@ -318,7 +318,8 @@ const (
 // schema with its wire type, enum values are known, required fields are
 // present, at every level) and holds no repeated field, so that decoding
 // it into a message holding exactly that shape (Decoder.unmarshalShaped)
-// leaves nothing of the earlier one. On !ok, out holds a partial shape.
+// leaves nothing of the earlier one. A shape longer than shapedMaxTokens
+// is not ok either (not worth keeping). On !ok, out holds a partial shape.
 func (ws *wireSchema) shape(b []byte, depth int, out []uint32) ([]uint32, bool) {
 	if depth > 100 || ws.reqBig {
 		return out, false
@@ -341,6 +342,9 @@ func (ws *wireSchema) shape(b []byte, depth int, out []uint32) ([]uint32, bool) 
 		}
 		if num < 64 {
 			seen |= 1 << num
+		}
+		if len(out) >= shapedMaxTokens {
+			return out, false // a shape this long is not kept
 		}
 		out = append(out, uint32(tag))
 		switch typ {
