@@ -199,7 +199,9 @@ func ackFrame(t *testing.T, n int) []byte {
 
 // TestHostileAckMillionIDs: an ACK carrying 1,000,000 message ids (a 6.7 MB
 // frame, read with --max-frame-size 8MiB) and one with 800,000 within
-// the default 5 MiB: decoded, rendered and tracked in every streaming mode.
+// the default 5 MiB. By default (--max-repeated 100000) its command is not
+// decoded: too-many-elements, and little memory. With --max-repeated
+// raised, it is decoded, rendered and tracked in every streaming mode.
 func TestHostileAckMillionIDs(t *testing.T) {
 	for _, n := range []int{800_000, 1_000_000} {
 		v, fr := baseConv(t, 1000)
@@ -210,7 +212,16 @@ func TestHostileAckMillionIDs(t *testing.T) {
 		name := writeTemp(t, "ack.pcap", writePcap(t, v.recs, 262144))
 		t.Logf("ACK of %d ids: frame of %d bytes", n, len(f))
 		for _, args := range [][]string{{"read", "-o", "json"}, {"read", "-q"}, {"stats", "-o", "json"}} {
-			code, out, _, mem := runMain(t, append(args, "--max-frame-size", "8MiB", name), `"type":"ACK"`, `frame-too-large`, `"ACK"`)
+			code, out, _, mem := runMain(t, append(args, "--max-frame-size", "8MiB", name), `too-many-elements`)
+			if code != ExitOK || out.found[`too-many-elements`] == 0 {
+				t.Errorf("%v: exit %d, too-many-elements %d", args, code, out.found[`too-many-elements`])
+			}
+			// Nothing decoded: the frame itself, a few times over.
+			if limit := uint64(len(f))*4 + 32<<20; mem.PeakHeap > limit {
+				t.Errorf("%v: peak heap %s over %s", args, byteSize(mem.PeakHeap), byteSize(limit))
+			}
+			t.Logf("%v, default limit: %s", args, mem)
+			code, out, _, mem = runMain(t, append(args, "--max-repeated", "2000000", "--max-frame-size", "8MiB", name), `"type":"ACK"`, `frame-too-large`, `"ACK"`)
 			if code != ExitOK || out.found[`frame-too-large`] > 0 || out.found[`"decoder-panic"`] > 0 {
 				t.Errorf("%v: exit %d, frame-too-large %d", args, code, out.found[`frame-too-large`])
 			}

@@ -3,6 +3,7 @@ package cli
 import (
 	"github.com/spf13/pflag"
 
+	"github.com/pulsarscope/pulsarscope/decode"
 	"github.com/pulsarscope/pulsarscope/reassembly"
 	"github.com/pulsarscope/pulsarscope/track"
 )
@@ -16,6 +17,7 @@ type limitOptions struct {
 	reassemblyMemory string // out-of-order bytes buffered in all
 	maxConns         int
 	maxPending       int
+	maxRepeated      int
 }
 
 func addLimitFlags(f *pflag.FlagSet, o *limitOptions) {
@@ -23,6 +25,7 @@ func addLimitFlags(f *pflag.FlagSet, o *limitOptions) {
 	f.StringVar(&o.reassemblyMemory, "reassembly-memory", "64MiB", "out-of-order TCP data buffered over all connections (same effect as --reassembly-buffer)")
 	f.IntVar(&o.maxConns, "max-conns", reassembly.DefaultMaxConns, "connection table size; beyond it the least recently active connections are closed with a close event \"evicted\"")
 	f.IntVar(&o.maxPending, "max-pending", track.DefaultMaxPending, "requests and SENDs tracked in flight per connection; beyond it the oldest is dropped with a state-evicted problem")
+	f.IntVar(&o.maxRepeated, "max-repeated", decode.DefaultMaxRepeated, "elements of repeated fields (message ids, properties) decoded in one command or metadata; a message with more is not decoded, with a too-many-elements problem (an element takes ~100 bytes of memory)")
 }
 
 // apply sets the limits on pc.
@@ -41,9 +44,10 @@ func (o *limitOptions) apply(pc *pipelineConfig) error {
 		}
 		pc.assemble.MaxBufferedBytesTotal = n
 	}
-	if o.maxConns < 0 || o.maxPending < 0 {
-		return usageErr("--max-conns and --max-pending must be positive")
+	if o.maxConns < 0 || o.maxPending < 0 || o.maxRepeated < 0 {
+		return usageErr("--max-conns, --max-pending and --max-repeated must be positive")
 	}
+	pc.decode.MaxRepeated = o.maxRepeated
 	pc.assemble.MaxConns = o.maxConns
 	pc.maxPending = o.maxPending
 	return nil

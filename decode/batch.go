@@ -1,6 +1,8 @@
 package decode
 
 import (
+	"strconv"
+
 	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
 	"google.golang.org/protobuf/proto"
 )
@@ -58,7 +60,7 @@ func (d *Decoder) splitBatch(f *Frame, data []byte, want int32) {
 			if !clean {
 				complete, err := d.unmarshal(meta, smm)
 				if err != nil {
-					f.addProblem(CodeProtobufInvalid, "batch entry %d metadata: %v", i, err)
+					protoProblem(f, "batch entry "+strconv.Itoa(i)+" metadata", err)
 					break
 				}
 				d.validate(smm, meta, &d.smmSchema, "entry", i, complete)

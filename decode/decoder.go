@@ -36,6 +36,9 @@ type Decoder struct {
 	zstd *zstd.Decoder
 	zlib io.ReadCloser
 
+	// schemas are wire tables by message, for checkRepeated.
+	schemas map[protoreflect.FullName]*wireSchema
+
 	// Wire tables for the fast unknown-field scan, built on first use.
 	cmdSchema, mdSchema, smmSchema, bemSchema *wireSchema
 }
@@ -199,10 +202,53 @@ func firstLines(b []byte, n int) string {
 // failure is b decoded again, leniently, to tell a missing field from
 // invalid bytes.
 func (d *Decoder) unmarshal(b []byte, m proto.Message) (complete bool, err error) {
+	if err := d.checkRepeated(b, m); err != nil {
+		return false, err
+	}
 	if proto.Unmarshal(b, m) == nil {
 		return true, nil
 	}
 	return false, d.unm.Unmarshal(b, m)
+}
+
+// tooManyError says a message holds more repeated elements than
+// Options.MaxRepeated (too-many-elements).
+type tooManyError struct{ limit int }
+
+func (e tooManyError) Error() string {
+	return fmt.Sprintf("more than %d elements in repeated fields, not decoded (raise the limit with --max-repeated)", e.limit)
+}
+
+// checkRepeated fails when b, encoded m, holds more repeated elements
+// than Options.MaxRepeated. Each element takes at least a byte, so only
+// messages longer than the limit are counted.
+func (d *Decoder) checkRepeated(b []byte, m proto.Message) error {
+	if len(b) <= d.opts.MaxRepeated {
+		return nil
+	}
+	md := m.ProtoReflect().Descriptor()
+	ws := d.schemas[md.FullName()]
+	if ws == nil {
+		if d.schemas == nil {
+			d.schemas = map[protoreflect.FullName]*wireSchema{}
+		}
+		ws = newWireSchema(md)
+		d.schemas[md.FullName()] = ws
+	}
+	if ws.countRepeated(b, 0, d.opts.MaxRepeated) > d.opts.MaxRepeated {
+		return tooManyError{d.opts.MaxRepeated}
+	}
+	return nil
+}
+
+// protoProblem reports err, from decoding the message what, as a problem
+// of f: too-many-elements or protobuf-invalid.
+func protoProblem(f *Frame, what string, err error) {
+	if tm, ok := err.(tooManyError); ok {
+		f.addProblem(CodeTooManyElements, "%s: %v", what, tm)
+		return
+	}
+	f.addProblem(CodeProtobufInvalid, "%s: %v", what, err)
 }
 
 // reset clears f for reuse, keeping slice capacity.
@@ -317,7 +363,7 @@ func (d *Decoder) decodeCommand(f *Frame, b []byte) {
 		complete, err = d.unmarshal(b, cmd)
 	}
 	if err != nil {
-		f.addProblem(CodeProtobufInvalid, "command: %v", err)
+		protoProblem(f, "command", err)
 		return
 	}
 	f.Command = cmd

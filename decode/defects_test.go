@@ -434,3 +434,58 @@ func payloadContentCode(code string) bool {
 	}
 	return false
 }
+
+// TestTooManyElements: a message with more repeated elements than
+// MaxRepeated is not decoded (too-many-elements, in place of what would
+// take ~100 bytes of memory an element), the frame keeps its type and the
+// rest of its checks; below the limit, or with a higher one, it decodes.
+func TestTooManyElements(t *testing.T) {
+	const n = 150_000
+	ids := make([]*pulsarapi.MessageIdData, n)
+	for i := range ids {
+		ids[i] = &pulsarapi.MessageIdData{LedgerId: proto.Uint64(1), EntryId: proto.Uint64(uint64(i))}
+	}
+	ack := buildFrame(frameSpec{cmd: mustMarshal(t, &pulsarapi.BaseCommand{Type: pulsarapi.BaseCommand_ACK.Enum(),
+		Ack: &pulsarapi.CommandAck{ConsumerId: proto.Uint64(1), AckType: pulsarapi.CommandAck_Individual.Enum(), MessageId: ids}})})
+	ackSet := make([]int64, n) // packed: a byte each
+	message := buildFrame(frameSpec{cmd: mustMarshal(t, &pulsarapi.BaseCommand{Type: pulsarapi.BaseCommand_MESSAGE.Enum(),
+		Message: &pulsarapi.CommandMessage{ConsumerId: proto.Uint64(1), MessageId: &pulsarapi.MessageIdData{LedgerId: proto.Uint64(1), EntryId: proto.Uint64(2)}, AckSet: ackSet}}),
+		metadata: mustMarshal(t, baseMeta()), payload: []byte("x")})
+	md := baseMeta()
+	for i := 0; i < n; i++ {
+		md.Properties = append(md.Properties, &pulsarapi.KeyValue{Key: proto.String("k"), Value: proto.String("v")})
+	}
+	props := buildFrame(frameSpec{cmd: sendCmd(t), metadata: mustMarshal(t, md), payload: []byte("x")})
+	for _, tc := range []struct {
+		name  string
+		raw   []byte
+		limit int
+		want  bool // too-many-elements
+		what  string
+	}{
+		{"ack ids", ack, 0, true, "command"},
+		{"ack ids, limit raised", ack, n, false, ""},
+		{"packed ack_set", message, 0, true, "command"},
+		{"metadata properties", props, 0, true, "message metadata"},
+		{"metadata properties, limit raised", props, 2 * n, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, retain := range []bool{false, true} {
+				f := Decode(tc.raw, Options{MaxRepeated: tc.limit, Retain: retain})
+				got := HasProblem(f.Problems, CodeTooManyElements)
+				if got != tc.want || HasProblem(f.Problems, CodeProtobufInvalid) || HasProblem(f.Problems, CodeDecoderPanic) {
+					t.Fatalf("retain %v: problems %v", retain, f.Problems)
+				}
+				if got && !strings.HasPrefix(f.Problems[0].Detail, tc.what+":") {
+					t.Errorf("detail %q does not name the %s", f.Problems[0].Detail, tc.what)
+				}
+				if !got && (f.Command == nil || f.Metadata == nil && f.Type != pulsarapi.BaseCommand_ACK) {
+					t.Errorf("not decoded under the limit")
+				}
+				if (f.Type != pulsarapi.BaseCommand_ACK && f.Type != pulsarapi.BaseCommand_MESSAGE && f.Type != pulsarapi.BaseCommand_SEND) || f.Size != len(tc.raw) {
+					t.Errorf("type %v, size %d: the frame lost its framing", f.Type, f.Size)
+				}
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"time"
 
 	"github.com/pulsarscope/pulsarscope/reassembly"
@@ -68,6 +69,16 @@ func checkWireScan(t *testing.T, data []byte) {
 		c.walk(m.ProtoReflect(), "")
 		if len(c.unknown) > 0 && !newWireSchema(m.ProtoReflect().Descriptor()).hasUnknown(data, 0) {
 			t.Fatalf("wire scan missed %v", c.unknown)
+		}
+	}
+	// The repeated-element count of the wire scan is what protobuf decodes.
+	for _, m := range []proto.Message{new(pulsarapi.BaseCommand), new(pulsarapi.MessageMetadata)} {
+		if (proto.UnmarshalOptions{AllowPartial: true}).Unmarshal(data, m) != nil {
+			continue
+		}
+		want := countElements(m.ProtoReflect())
+		if got := newWireSchema(m.ProtoReflect().Descriptor()).countRepeated(data, 0, 1<<30); got != want {
+			t.Fatalf("%T: countRepeated %d, decoded %d elements", m, got, want)
 		}
 	}
 	// A message the clean scan passes must be strictly valid, as each type.
@@ -154,4 +165,25 @@ func FuzzStream(f *testing.F) {
 			t.Fatalf("totals %s, sink saw %d frames", tot, sink.frames)
 		}
 	})
+}
+
+// countElements counts the list elements of m at every level, by reflection.
+func countElements(m protoreflect.Message) int {
+	n := 0
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList():
+			l := v.List()
+			n += l.Len()
+			if fd.Message() != nil {
+				for i := 0; i < l.Len(); i++ {
+					n += countElements(l.Get(i).Message())
+				}
+			}
+		case fd.Message() != nil:
+			n += countElements(v.Message())
+		}
+		return true
+	})
+	return n
 }

@@ -13,6 +13,9 @@ const (
 	DefaultMaxFrameSize = DefaultMaxMessageSize + FramePadding
 	// DefaultMaxDecompressed bounds the output of decompressing one payload.
 	DefaultMaxDecompressed = 5 * 1024 * 1024
+	// DefaultMaxRepeated bounds the elements of the repeated fields of one
+	// decoded message (Options.MaxRepeated).
+	DefaultMaxRepeated = 100000
 )
 
 // Options configure the frame and stream decoders. The zero value is valid.
@@ -47,6 +50,13 @@ type Options struct {
 	// metadata and everything before it are checked as usual. For
 	// consumers that only count (stats).
 	SkipPayloadContents bool
+	// MaxRepeated bounds the elements of the repeated fields of one
+	// message (a command, a message metadata, a batch entry's metadata),
+	// counted at every level. An element takes a few bytes on the wire
+	// but around a hundred once decoded, so a 5 MiB frame of message ids
+	// would take 50 times its size in memory; a message with more elements
+	// is not decoded (too-many-elements). 0 means DefaultMaxRepeated.
+	MaxRepeated int
 }
 
 func (o Options) withDefaults() Options {
@@ -55,6 +65,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxDecompressed <= 0 {
 		o.MaxDecompressed = DefaultMaxDecompressed
+	}
+	if o.MaxRepeated <= 0 {
+		o.MaxRepeated = DefaultMaxRepeated
 	}
 	return o
 }

@@ -24,7 +24,7 @@ func (d *Decoder) decodePayload(f *Frame, rest []byte, base int) {
 		f.region(RegionBrokerEntryMetadata, base, base+p)
 		bem := d.newBrokerEntryMetadata()
 		if complete, err := d.unmarshal(rest[6:p], bem); err != nil {
-			f.addProblem(CodeProtobufInvalid, "broker entry metadata: %v", err)
+			protoProblem(f, "broker entry metadata", err)
 		} else {
 			f.BrokerEntryMetadata = bem
 			d.validate(bem, rest[6:p], &d.bemSchema, "broker_entry_metadata", -1, complete)
@@ -101,7 +101,7 @@ func (d *Decoder) decodePayload(f *Frame, rest []byte, base int) {
 			complete, err = d.unmarshal(rest[mstart:mend], md)
 		}
 		if err != nil {
-			f.addProblem(CodeProtobufInvalid, "message metadata: %v", err)
+			protoProblem(f, "message metadata", err)
 			return
 		}
 	}
@@ -122,7 +122,7 @@ func (d *Decoder) oldStyleMetadata(rest []byte) *pulsarapi.MessageMetadata {
 		return nil
 	}
 	md := d.newMetadata()
-	if err := d.unm.Unmarshal(rest[4:4+n], md); err != nil {
+	if d.checkRepeated(rest[4:4+n], md) != nil || d.unm.Unmarshal(rest[4:4+n], md) != nil {
 		return nil
 	}
 	return md

@@ -10,6 +10,7 @@ const (
 	CodeBadCommandSize           = "bad-command-size"
 	CodeBadMetadataSize          = "bad-metadata-size"
 	CodeProtobufInvalid          = "protobuf-invalid"
+	CodeTooManyElements          = "too-many-elements"
 	CodeUnknownCommandType       = "unknown-command-type"
 	CodeTypeMismatch             = "type-mismatch"
 	CodeMissingRequiredField     = "missing-required-field"
@@ -32,7 +33,7 @@ const (
 func AllCodes() []string {
 	return []string{
 		CodeChecksumMismatch, CodeBadMagic, CodeFrameTooLarge, CodeBadCommandSize,
-		CodeBadMetadataSize, CodeProtobufInvalid, CodeUnknownCommandType,
+		CodeBadMetadataSize, CodeProtobufInvalid, CodeTooManyElements, CodeUnknownCommandType,
 		CodeTypeMismatch, CodeMissingRequiredField, CodeUnknownFields,
 		CodeMissingPayload, CodeTrailingBytes, CodeBatchCountMismatch,
 		CodeBatchMalformed, CodeUnknownCompression, CodeUncompressedSizeMismatch,

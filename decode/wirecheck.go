@@ -305,6 +305,61 @@ func (ws *wireSchema) clean(b []byte, depth int, want protowire.Number) (v uint6
 	return v, found, true
 }
 
+// countRepeated returns the number of elements of the repeated fields of
+// the encoded message b, at every level (a packed field counts each
+// value), stopping once it passes limit. b need not be valid: what does
+// not parse ends the count.
+func (ws *wireSchema) countRepeated(b []byte, depth, limit int) int {
+	n := 0
+	for len(b) > 0 && n <= limit && depth <= 100 {
+		num, typ, m := protowire.ConsumeTag(b)
+		if m < 0 {
+			return n
+		}
+		b = b[m:]
+		m = protowire.ConsumeFieldValue(num, typ, b)
+		if m < 0 {
+			return n
+		}
+		val := b[:m]
+		b = b[m:]
+		if int(num) >= len(ws.fields) || !ws.fields[num].known {
+			continue
+		}
+		f := &ws.fields[num]
+		switch {
+		case f.list && f.packed && typ == protowire.BytesType:
+			inner, _ := protowire.ConsumeBytes(val)
+			for len(inner) > 0 && n <= limit {
+				k := 1 // a packed fixed32/fixed64 value, or one varint
+				switch f.wire {
+				case protowire.Fixed32Type:
+					k = 4
+				case protowire.Fixed64Type:
+					k = 8
+				default:
+					if _, k = protowire.ConsumeVarint(inner); k < 0 {
+						k = len(inner)
+					}
+				}
+				n++
+				inner = inner[min(k, len(inner)):]
+			}
+		case typ != f.wire:
+			// Not the schema's wire type: an unknown field to protobuf.
+		case f.list && f.msg == nil:
+			n++
+		case f.msg != nil:
+			if f.list {
+				n++
+			}
+			inner, _ := protowire.ConsumeBytes(val)
+			n += f.msg.countRepeated(inner, depth+1, limit-n)
+		}
+	}
+	return n
+}
+
 // Shape tokens: a field's tag (number<<3 | wire type), and around a
 // nested message's fields these two.
 const (
