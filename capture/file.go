@@ -85,15 +85,13 @@ func NewFileReader(name string, r io.Reader, closer io.Closer) (RawSource, error
 	}
 	// The file under r: r itself, or the closer that came with a wrapper
 	// of it (a byte counter, for a progress bar).
-	file, _ := r.(*os.File)
-	if c, ok := closer.(*os.File); ok && file == nil {
-		file = c
+	var sized io.Reader = r
+	if c, ok := closer.(*os.File); ok {
+		if _, ok := r.(*os.File); !ok {
+			sized = c
+		}
 	}
-	size := bufferSizeFor(r)
-	if file != nil {
-		size = bufferSizeFor(file)
-	}
-	regular := file != nil && isRegularFile(file)
+	size, regular := bufferSizeFor(sized)
 	br := bufio.NewReaderSize(r, size)
 	head, err := br.Peek(4)
 	if len(head) == 0 {
@@ -167,32 +165,22 @@ func NewFileReader(name string, r io.Reader, closer io.Closer) (RawSource, error
 	return fr, nil
 }
 
-// bufferSizeFor returns the read buffer size for r: readBufferSize, less
-// for inputs known to be smaller.
-func bufferSizeFor(r io.Reader) int {
+// bufferSizeFor returns the read buffer size for r (readBufferSize, less
+// for inputs known to be smaller) and whether r is a regular file.
+func bufferSizeFor(r io.Reader) (size int, regularFile bool) {
 	n := -1
 	switch v := r.(type) {
 	case interface{ Len() int }:
 		n = v.Len()
 	case *os.File:
 		if fi, err := v.Stat(); err == nil && fi.Mode().IsRegular() {
-			n = int(min(fi.Size(), readBufferSize))
+			n, regularFile = int(min(fi.Size(), readBufferSize)), true
 		}
 	}
 	if n < 0 || n > readBufferSize {
-		return readBufferSize
+		return readBufferSize, regularFile
 	}
-	return max(n+16, 4096)
-}
-
-// isRegularFile reports whether r is an *os.File of a regular file.
-func isRegularFile(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode().IsRegular()
+	return max(n+16, 4096), regularFile
 }
 
 func headerError(format string, err error) error {

@@ -35,8 +35,12 @@ type interfaceStatser interface {
 // and pulsarscope write them at the end of the file, so call it once Next
 // has returned io.EOF); a pcap file has no place for them. For a live
 // capture they are the kernel's counters now.
-func (s *Source) InterfaceStats() []InterfaceStats {
-	if r, ok := s.raw.(interfaceStatser); ok {
+func (s *Source) InterfaceStats() []InterfaceStats { return InterfaceStatsOf(s.raw) }
+
+// InterfaceStatsOf returns the capture counters of raw, nil when it has
+// none: for RawSources that wrap another one and pass its counters on.
+func InterfaceStatsOf(raw RawSource) []InterfaceStats {
+	if r, ok := raw.(interfaceStatser); ok {
 		return r.InterfaceStats()
 	}
 	return nil

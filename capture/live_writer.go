@@ -249,9 +249,4 @@ func (t *teeRaw) ReadRaw() ([]byte, gopacket.CaptureInfo, layers.LinkType, error
 func (t *teeRaw) Close() error { return t.raw.Close() }
 
 // InterfaceStats returns the underlying source's capture counters.
-func (t *teeRaw) InterfaceStats() []InterfaceStats {
-	if r, ok := t.raw.(interfaceStatser); ok {
-		return r.InterfaceStats()
-	}
-	return nil
-}
+func (t *teeRaw) InterfaceStats() []InterfaceStats { return InterfaceStatsOf(t.raw) }

@@ -26,7 +26,6 @@ type readAhead struct {
 
 	cur   chunk
 	off   int
-	done  bool
 	whole bool // fill chunks before passing them on
 }
 
@@ -86,17 +85,13 @@ func (ra *readAhead) fill(r io.Reader) {
 
 func (ra *readAhead) Read(p []byte) (int, error) {
 	for ra.off == len(ra.cur.b) {
-		if ra.done {
+		if ra.cur.err != nil { // the last chunk, read to its end
 			return 0, ra.cur.err
 		}
 		if ra.cur.b != nil {
 			ra.free <- ra.cur.b[:cap(ra.cur.b)] // never blocks: it came from free
 		}
 		ra.cur, ra.off = <-ra.full, 0
-		ra.done = ra.cur.err != nil
-		if ra.done && len(ra.cur.b) == 0 {
-			return 0, ra.cur.err
-		}
 	}
 	n := copy(p, ra.cur.b[ra.off:])
 	ra.off += n

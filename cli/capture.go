@@ -404,13 +404,7 @@ func (c countingRaw) ReadRaw() ([]byte, gopacket.CaptureInfo, layers.LinkType, e
 // InterfaceStats returns the capture counters of the source it wraps
 // (capture.Source.InterfaceStats asks its RawSource for them).
 func (c countingRaw) InterfaceStats() []capture.InterfaceStats {
-	type statser interface {
-		InterfaceStats() []capture.InterfaceStats
-	}
-	if r, ok := c.RawSource.(statser); ok {
-		return r.InterfaceStats()
-	}
-	return nil
+	return capture.InterfaceStatsOf(c.RawSource)
 }
 
 // liveErr words a live-capture failure: what, where, what to do.

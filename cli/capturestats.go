@@ -25,6 +25,17 @@ func newStatsCollector(pc *pipelineConfig) *stats.Collector {
 	return col
 }
 
+// statsDecoding sets pc to decode only as deep as the stats report needs.
+// Neither the tracker, the filter nor the tables read batch entries'
+// metadata: it is validated on the wire, not decoded (much faster on
+// batches of many small messages). Nor do they read payloads: unless
+// payloads is set (stats --payloads), they stay compressed and batches
+// unsplit (the checksum still covers them; the report says so).
+func statsDecoding(pc *pipelineConfig, payloads bool) {
+	pc.decode.LazyEntryMetadata = true
+	pc.decode.SkipPayloadContents = !payloads
+}
+
 // inputName is how the report names an input: as given, stdin for "-".
 func inputName(name string) string {
 	if name == "-" {
@@ -133,12 +144,7 @@ func newLiveStatsReport(e *env, o *readOptions, pc *pipelineConfig) (*liveStatsR
 	if err != nil {
 		return nil, err
 	}
-	// Neither the tracker, the filter nor the tables read batch entries'
-	// metadata.
-	pc.decode.LazyEntryMetadata = true
-	// Nor payloads: as 'stats' without --payloads, they are not
-	// decompressed (the report says so).
-	pc.decode.SkipPayloadContents = true
+	statsDecoding(pc, false)
 	// A spinner of the bytes captured, on a terminal: nothing else is
 	// printed until the end.
 	if pc.progress, err = newProgress(e, o.progress); err != nil {

@@ -71,13 +71,7 @@ func runStats(ctx context.Context, e *env, o *statsOptions, files []string) erro
 	if err != nil {
 		return err
 	}
-	// Neither the tracker, the filter nor the tables read batch entries'
-	// metadata: it is validated on the wire, not decoded (much faster on
-	// batches of many small messages).
-	pc.decode.LazyEntryMetadata = true
-	// Nor do they read payloads: unless asked, they stay compressed and
-	// batches unsplit (the checksum still covers them).
-	pc.decode.SkipPayloadContents = !o.payloads
+	statsDecoding(&pc, o.payloads)
 	if pc.progress, err = newProgress(e, o.progress); err != nil {
 		return err
 	}

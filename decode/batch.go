@@ -18,9 +18,7 @@ func (d *Decoder) splitBatch(f *Frame, data []byte, want int32) {
 	} else {
 		f.Entries = d.fb.entries[:0]
 	}
-	if d.smmSchema == nil {
-		d.smmSchema = newWireSchema((*pulsarapi.SingleMessageMetadata)(nil).ProtoReflect().Descriptor())
-	}
+	smmSchema := d.schema((*pulsarapi.SingleMessageMetadata)(nil))
 	p := 0
 	for p < len(data) {
 		i := len(f.Entries)
@@ -39,8 +37,8 @@ func (d *Decoder) splitBatch(f *Frame, data []byte, want int32) {
 		// has nothing to report; its payload_size is read off the wire.
 		v, clean := d.smmTmpl.match(meta, data[p:])
 		if !clean {
-			if v, _, clean = d.smmSchema.clean(meta, 0, payloadSizeField); clean {
-				d.smmTmpl.add(d.smmSchema, meta, payloadSizeField)
+			if v, _, clean = smmSchema.clean(meta, 0, payloadSizeField); clean {
+				d.smmTmpl.add(smmSchema, meta, payloadSizeField)
 			}
 		}
 		ps := int32(v)
@@ -63,7 +61,7 @@ func (d *Decoder) splitBatch(f *Frame, data []byte, want int32) {
 					protoProblem(f, "batch entry "+strconv.Itoa(i)+" metadata", err)
 					break
 				}
-				d.validate(smm, meta, &d.smmSchema, "entry", i, complete)
+				d.validate(smm, meta, "entry", i, complete)
 			}
 			ps = smm.GetPayloadSize()
 			if d.opts.LazyEntryMetadata {

@@ -36,10 +36,8 @@ type Decoder struct {
 	zstd *zstd.Decoder
 	zlib io.ReadCloser
 
-	// schemas are wire tables by message, for checkRepeated.
-	schemas map[protoreflect.FullName]*wireSchema
-
-	// Wire tables for the fast unknown-field scan, built on first use.
+	// Wire tables of the four decoded messages, built on first use
+	// (schema).
 	cmdSchema, mdSchema, smmSchema, bemSchema *wireSchema
 }
 
@@ -102,9 +100,9 @@ var mergeOpts = proto.UnmarshalOptions{Merge: true, AllowPartial: true}
 // optional field and nested message anew). Otherwise s.m is reset and
 // decoded as unmarshal does. clean says b is clean (wireSchema.clean):
 // complete, without unknown fields, nothing for validate to find.
-func unmarshalShaped[M proto.Message](d *Decoder, b []byte, ws *wireSchema, s *shaped[M]) (clean, complete bool, err error) {
+func unmarshalShaped[M proto.Message](d *Decoder, b []byte, s *shaped[M]) (clean, complete bool, err error) {
 	var ok bool
-	d.shapeBuf, ok = ws.shape(b, 0, d.shapeBuf[:0])
+	d.shapeBuf, ok = d.schema(s.m).shape(b, 0, d.shapeBuf[:0])
 	if ok && s.ok && slices.Equal(d.shapeBuf, s.shape) {
 		if mergeOpts.Unmarshal(b, s.m) == nil {
 			d.merged++
@@ -139,11 +137,8 @@ func (fb *frameBufs) cmdFor(t pulsarapi.BaseCommand_Type) *shaped[*pulsarapi.Bas
 // walk m by reflection (collecting into d.check; the caller flushes).
 // A non-negative idx makes the path root[idx].
 // complete says the required fields are known to be set.
-func (d *Decoder) validate(m proto.Message, b []byte, ws **wireSchema, root string, idx int, complete bool) {
-	if *ws == nil {
-		*ws = newWireSchema(m.ProtoReflect().Descriptor())
-	}
-	if complete && !(*ws).hasUnknown(b, 0) {
+func (d *Decoder) validate(m proto.Message, b []byte, root string, idx int, complete bool) {
+	if complete && !d.schema(m).hasUnknown(b, 0) {
 		return
 	}
 	if idx >= 0 {
@@ -226,19 +221,32 @@ func (d *Decoder) checkRepeated(b []byte, m proto.Message) error {
 	if len(b) <= d.opts.MaxRepeated {
 		return nil
 	}
-	md := m.ProtoReflect().Descriptor()
-	ws := d.schemas[md.FullName()]
-	if ws == nil {
-		if d.schemas == nil {
-			d.schemas = map[protoreflect.FullName]*wireSchema{}
-		}
-		ws = newWireSchema(md)
-		d.schemas[md.FullName()] = ws
-	}
-	if ws.countRepeated(b, 0, d.opts.MaxRepeated) > d.opts.MaxRepeated {
+	if d.schema(m).countRepeated(b, 0, d.opts.MaxRepeated) > d.opts.MaxRepeated {
 		return tooManyError{d.opts.MaxRepeated}
 	}
 	return nil
+}
+
+// schema returns the wire table of m, one of the four messages a Decoder
+// decodes, building it on first use.
+func (d *Decoder) schema(m proto.Message) *wireSchema {
+	var ws **wireSchema
+	switch m.(type) {
+	case *pulsarapi.BaseCommand:
+		ws = &d.cmdSchema
+	case *pulsarapi.MessageMetadata:
+		ws = &d.mdSchema
+	case *pulsarapi.SingleMessageMetadata:
+		ws = &d.smmSchema
+	case *pulsarapi.BrokerEntryMetadata:
+		ws = &d.bemSchema
+	default:
+		return newWireSchema(m.ProtoReflect().Descriptor()) // no other message is decoded: not kept
+	}
+	if *ws == nil {
+		*ws = newWireSchema(m.ProtoReflect().Descriptor())
+	}
+	return *ws
 }
 
 // protoProblem reports err, from decoding the message what, as a problem
@@ -336,9 +344,6 @@ func (d *Decoder) decodeCommand(f *Frame, b []byte) {
 		f.addProblem(CodeUnknownCommandType, "command type %d is not in the schema", t)
 	}
 
-	if d.cmdSchema == nil {
-		d.cmdSchema = newWireSchema((*pulsarapi.BaseCommand)(nil).ProtoReflect().Descriptor())
-	}
 	var (
 		cmd             *pulsarapi.BaseCommand
 		clean, complete bool
@@ -354,7 +359,7 @@ func (d *Decoder) decodeCommand(f *Frame, b []byte) {
 		complete, err = d.unmarshal(b, cmd)
 	case s != nil:
 		cmd = s.m
-		clean, complete, err = unmarshalShaped(d, b, d.cmdSchema, s)
+		clean, complete, err = unmarshalShaped(d, b, s)
 	default:
 		if d.fb.cmd == nil {
 			d.fb.cmd = new(pulsarapi.BaseCommand)
@@ -371,7 +376,7 @@ func (d *Decoder) decodeCommand(f *Frame, b []byte) {
 	d.check.reset()
 	if !clean {
 		d.check.skipRootType = hasType && !known
-		d.validate(cmd, b, &d.cmdSchema, "", -1, complete)
+		d.validate(cmd, b, "", -1, complete)
 		d.check.skipRootType = false
 		d.check.flush(f)
 	}

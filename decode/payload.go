@@ -27,7 +27,7 @@ func (d *Decoder) decodePayload(f *Frame, rest []byte, base int) {
 			protoProblem(f, "broker entry metadata", err)
 		} else {
 			f.BrokerEntryMetadata = bem
-			d.validate(bem, rest[6:p], &d.bemSchema, "broker_entry_metadata", -1, complete)
+			d.validate(bem, rest[6:p], "broker_entry_metadata", -1, complete)
 			d.check.flush(f)
 		}
 		if len(rest)-p < 2 || be16(rest[p:]) != MagicChecksum {
@@ -85,9 +85,6 @@ func (d *Decoder) decodePayload(f *Frame, rest []byte, base int) {
 	complete, clean := false, false // old-style metadata: not checked yet
 	if md == nil {
 		var err error
-		if d.mdSchema == nil {
-			d.mdSchema = newWireSchema((*pulsarapi.MessageMetadata)(nil).ProtoReflect().Descriptor())
-		}
 		switch {
 		case d.opts.Retain:
 			md = new(pulsarapi.MessageMetadata)
@@ -95,7 +92,7 @@ func (d *Decoder) decodePayload(f *Frame, rest []byte, base int) {
 		case mend-mstart <= shapedMaxBytes:
 			s := d.shapedMetadata()
 			md = s.m
-			clean, complete, err = unmarshalShaped(d, rest[mstart:mend], d.mdSchema, s)
+			clean, complete, err = unmarshalShaped(d, rest[mstart:mend], s)
 		default:
 			md = d.newMetadata()
 			complete, err = d.unmarshal(rest[mstart:mend], md)
@@ -107,7 +104,7 @@ func (d *Decoder) decodePayload(f *Frame, rest []byte, base int) {
 	}
 	f.Metadata = md
 	if !clean {
-		d.validate(md, rest[mstart:mend], &d.mdSchema, "metadata", -1, complete)
+		d.validate(md, rest[mstart:mend], "metadata", -1, complete)
 		d.check.flush(f)
 	}
 	d.decodeMessage(f, md)
