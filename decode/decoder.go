@@ -3,10 +3,12 @@ package decode
 import (
 	"fmt"
 	"io"
+	"reflect"
 	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
@@ -27,11 +29,17 @@ type Decoder struct {
 	fb  *frameBufs
 	own frameBufs
 
-	smm      *pulsarapi.SingleMessageMetadata // scratch, LazyEntryMetadata
-	shapeBuf []uint32                         // scratch of unmarshalShaped
-	merged   int                              // messages merged by unmarshalShaped (tests)
-	smmTmpl  templateCache                    // shapes of the last clean entry metadata
-	subs     []string
+	smm        *pulsarapi.SingleMessageMetadata // scratch, LazyEntryMetadata
+	shapeBuf   []uint32                         // scratch of unmarshalShaped
+	merged     int                              // messages merged by unmarshalShaped (tests)
+	replayed   int                              // of which by a mergeTemplate (tests)
+	tmplBuilds int                              // mergeTemplates made (tests)
+	ptrBuf     []unsafe.Pointer                 // scratch of mergeTemplate.apply
+	// Templates of the reused messages: per command type of shapedTypes,
+	// and the metadata's last.
+	tmpl    [len(shapedTypes) + 1]templates
+	smmTmpl templateCache // shapes of the last clean entry metadata
+	subs    []string
 
 	zstd *zstd.Decoder
 	zlib io.ReadCloser
@@ -39,6 +47,9 @@ type Decoder struct {
 	// Wire tables of the four decoded messages, built on first use
 	// (schema).
 	cmdSchema, mdSchema, smmSchema, bemSchema *wireSchema
+	// Go struct layouts of the reused messages, built on first use
+	// (layout).
+	cmdLayout, mdLayout *goLayout
 }
 
 // frameBufs are the Frame and buffers a Decoder reuses from one frame to
@@ -97,15 +108,54 @@ var mergeOpts = proto.UnmarshalOptions{Merge: true, AllowPartial: true}
 // clean) is merged into it: each of its fields is overwritten, so nothing
 // of the earlier message is left, and nothing is allocated but strings
 // and bytes (protobuf's Unmarshal resets the message and allocates every
-// optional field and nested message anew). Otherwise s.m is reset and
-// decoded as unmarshal does. clean says b is clean (wireSchema.clean):
-// complete, without unknown fields, nothing for validate to find.
-func unmarshalShaped[M proto.Message](d *Decoder, b []byte, s *shaped[M]) (clean, complete bool, err error) {
+// optional field and nested message anew). A message that matches one of
+// tm, the templates of recent messages of its kind (mergeTemplate: the
+// same bytes but for varint values), is merged without protobuf, by
+// storing its varints into s.m when s.m holds the template's shape.
+// Otherwise s.m is reset and decoded as unmarshal does. clean says b is
+// clean (wireSchema.clean): complete, without unknown fields, nothing for
+// validate to find. ext is b and the bytes that follow it in memory.
+func unmarshalShaped[M proto.Message](d *Decoder, b, ext []byte, s *shaped[M], tm *templates) (clean, complete bool, err error) {
+	for i, t := range tm.t {
+		if t == nil || !t.valid {
+			continue
+		}
+		if _, _, ok := t.match(b, ext); !ok {
+			continue
+		}
+		if i == 1 {
+			tm.t[0], tm.t[1] = t, tm.t[0]
+		}
+		t.hits++
+		if !s.ok || !slices.Equal(s.shape, t.shape) {
+			// s.m holds another shape: b, of the template's shape (and
+			// so clean), is decoded into it afresh.
+			complete, err = d.unmarshal(b, s.m)
+			s.ok = complete && err == nil
+			if s.ok {
+				s.shape = append(s.shape[:0], t.shape...)
+			}
+			return s.ok, complete, err
+		}
+		var ok bool
+		if d.ptrBuf, ok = t.apply(b, reflectPointer(s.m), d.ptrBuf); ok {
+			d.merged++
+			d.replayed++
+			return true, true, nil
+		}
+		// Not expected (s.m holds the template's shape): protobuf's merge.
+		if mergeOpts.Unmarshal(b, s.m) == nil {
+			d.merged++
+			return true, true, nil
+		}
+		break
+	}
 	var ok bool
 	d.shapeBuf, ok = d.schema(s.m).shape(b, 0, d.shapeBuf[:0])
 	if ok && s.ok && slices.Equal(d.shapeBuf, s.shape) {
 		if mergeOpts.Unmarshal(b, s.m) == nil {
 			d.merged++
+			d.newTemplate(s.m, b, tm)
 			return true, true, nil
 		}
 	}
@@ -113,8 +163,45 @@ func unmarshalShaped[M proto.Message](d *Decoder, b []byte, s *shaped[M]) (clean
 	s.ok = ok && complete && err == nil
 	if s.ok {
 		s.shape = append(s.shape[:0], d.shapeBuf...)
+		d.newTemplate(s.m, b, tm)
 	}
 	return s.ok, complete, err
+}
+
+// reflectPointer is the address of the struct m points to.
+func reflectPointer(m proto.Message) unsafe.Pointer {
+	return reflect.ValueOf(m).UnsafePointer()
+}
+
+// newTemplate makes b, clean, of shape d.shapeBuf and just decoded into
+// m, the first of tm in place of the least recently used one (unless tm
+// backs off).
+func (d *Decoder) newTemplate(m proto.Message, b []byte, tm *templates) {
+	if tm.backoff > 0 {
+		tm.backoff--
+		return
+	}
+	if len(b) > templateMaxBytes {
+		return
+	}
+	t := tm.t[1]
+	if t == nil {
+		t = new(mergeTemplate)
+	} else if t.valid && t.hits == 0 {
+		tm.backoff = templateBackoff
+	}
+	tm.t[0], tm.t[1] = t, tm.t[0]
+	d.tmplBuilds++
+	t.build(d.schema(m), d.layout(m), b, d.shapeBuf)
+}
+
+// cmdTemplates returns the templates of commands of type t, which has a
+// reused message (cmdFor).
+func (d *Decoder) cmdTemplates(t pulsarapi.BaseCommand_Type) *templates {
+	if t < 0 || int(t) >= len(shapedIndex) || shapedIndex[t] == 0 {
+		return nil
+	}
+	return &d.tmpl[shapedIndex[t]-1]
 }
 
 // cmdFor returns the reused command message of type t, nil when t has
@@ -249,6 +336,25 @@ func (d *Decoder) schema(m proto.Message) *wireSchema {
 	return *ws
 }
 
+// layout returns the Go struct layout of m, a BaseCommand or a
+// MessageMetadata (the messages unmarshalShaped reuses), building it on
+// first use; nil for other messages.
+func (d *Decoder) layout(m proto.Message) *goLayout {
+	var l **goLayout
+	switch m.(type) {
+	case *pulsarapi.BaseCommand:
+		l = &d.cmdLayout
+	case *pulsarapi.MessageMetadata:
+		l = &d.mdLayout
+	default:
+		return nil
+	}
+	if *l == nil {
+		*l = newGoLayout(reflect.TypeOf(m).Elem(), m.ProtoReflect().Descriptor(), map[reflect.Type]*goLayout{})
+	}
+	return *l
+}
+
 // protoProblem reports err, from decoding the message what, as a problem
 // of f: too-many-elements or protobuf-invalid.
 func protoProblem(f *Frame, what string, err error) {
@@ -308,7 +414,7 @@ func (d *Decoder) decode(f *Frame, raw []byte) {
 	}
 	end := 8 + int(f.CommandSize)
 	f.region(RegionCommand, 8, end)
-	d.decodeCommand(f, raw[8:end])
+	d.decodeCommand(f, raw[8:end], raw[8:])
 
 	rest := raw[end:]
 	switch {
@@ -336,7 +442,8 @@ func typeName(t pulsarapi.BaseCommand_Type) string {
 }
 
 // decodeCommand parses and validates the BaseCommand.
-func (d *Decoder) decodeCommand(f *Frame, b []byte) {
+// ext is b and the bytes that follow it in memory.
+func (d *Decoder) decodeCommand(f *Frame, b, ext []byte) {
 	t, hasType, subs := rawCommand(b)
 	f.Type = pulsarapi.BaseCommand_Type(t)
 	known := hasType && KnownCommandType(f.Type)
@@ -349,9 +456,12 @@ func (d *Decoder) decodeCommand(f *Frame, b []byte) {
 		clean, complete bool
 		err             error
 	)
-	var s *shaped[*pulsarapi.BaseCommand]
+	var (
+		s  *shaped[*pulsarapi.BaseCommand]
+		tm *templates
+	)
 	if !d.opts.Retain && len(b) <= shapedMaxBytes {
-		s = d.fb.cmdFor(f.Type)
+		s, tm = d.fb.cmdFor(f.Type), d.cmdTemplates(f.Type)
 	}
 	switch {
 	case d.opts.Retain:
@@ -359,7 +469,7 @@ func (d *Decoder) decodeCommand(f *Frame, b []byte) {
 		complete, err = d.unmarshal(b, cmd)
 	case s != nil:
 		cmd = s.m
-		clean, complete, err = unmarshalShaped(d, b, s)
+		clean, complete, err = unmarshalShaped(d, b, ext, s, tm)
 	default:
 		if d.fb.cmd == nil {
 			d.fb.cmd = new(pulsarapi.BaseCommand)

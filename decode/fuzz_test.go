@@ -46,12 +46,23 @@ func FuzzDecode(f *testing.F) {
 	// reuse2 decodes like the fresh decoder below but reuses its messages
 	// from one input to the next: it must say exactly the same.
 	reuse2 := NewDecoder(Options{MaxFrameSize: 1 << 16, MaxDecompressed: 1 << 16})
+	// reuse3 does the same with the messages of three batch slots in
+	// turn, as a parallel worker does (its templates are shared, its
+	// messages are not).
+	reuse3 := NewDecoder(Options{MaxFrameSize: 1 << 16, MaxDecompressed: 1 << 16})
+	var slots [3]frameBufs
+	turn := 0
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkFrameInvariants(t, reuse.Decode(data), data)
 		fresh := Decode(data, Options{Retain: true, MaxFrameSize: 1 << 16, MaxDecompressed: 1 << 16})
 		checkFrameInvariants(t, fresh, data)
 		if got, want := frameDigest(reuse2.Decode(data)), frameDigest(fresh); got != want {
 			t.Fatalf("reused messages:\n%s\nfresh:\n%s", got, want)
+		}
+		turn++
+		reuse3.fb = &slots[turn%len(slots)]
+		if got, want := frameDigest(reuse3.Decode(data)), frameDigest(fresh); got != want {
+			t.Fatalf("reused messages of slot %d:\n%s\nfresh:\n%s", turn%len(slots), got, want)
 		}
 		_, _ = CheckFrame(data, 0)
 		checkWireScan(t, data)
