@@ -12,6 +12,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -115,40 +116,9 @@ var mergeOpts = proto.UnmarshalOptions{Merge: true, AllowPartial: true}
 // Otherwise s.m is reset and decoded as unmarshal does. clean says b is
 // clean (wireSchema.clean): complete, without unknown fields, nothing for
 // validate to find. ext is b and the bytes that follow it in memory.
-func unmarshalShaped[M proto.Message](d *Decoder, b, ext []byte, s *shaped[M], tm *templates) (clean, complete bool, err error) {
-	for i, t := range tm.t {
-		if t == nil || !t.valid {
-			continue
-		}
-		if _, _, ok := t.match(b, ext); !ok {
-			continue
-		}
-		if i == 1 {
-			tm.t[0], tm.t[1] = t, tm.t[0]
-		}
-		t.hits++
-		if !s.ok || !slices.Equal(s.shape, t.shape) {
-			// s.m holds another shape: b, of the template's shape (and
-			// so clean), is decoded into it afresh.
-			complete, err = d.unmarshal(b, s.m)
-			s.ok = complete && err == nil
-			if s.ok {
-				s.shape = append(s.shape[:0], t.shape...)
-			}
-			return s.ok, complete, err
-		}
-		var ok bool
-		if d.ptrBuf, ok = t.apply(b, reflectPointer(s.m), d.ptrBuf); ok {
-			d.merged++
-			d.replayed++
-			return true, true, nil
-		}
-		// Not expected (s.m holds the template's shape): protobuf's merge.
-		if mergeOpts.Unmarshal(b, s.m) == nil {
-			d.merged++
-			return true, true, nil
-		}
-		break
+func unmarshalShaped[M proto.Message](d *Decoder, b, ext []byte, s *shaped[M], tm *templates, typ int32) (clean, complete bool, err error) {
+	if done, clean, complete, err := replayShaped(d, b, ext, s, tm, typ); done {
+		return clean, complete, err
 	}
 	var ok bool
 	d.shapeBuf, ok = d.schema(s.m).shape(b, 0, d.shapeBuf[:0])
@@ -166,6 +136,48 @@ func unmarshalShaped[M proto.Message](d *Decoder, b, ext []byte, s *shaped[M], t
 		d.newTemplate(s.m, b, tm)
 	}
 	return s.ok, complete, err
+}
+
+// replayShaped is unmarshalShaped by a template of tm, when one matches
+// b (done). typ, for a command, is the command type b must have, with its
+// one sub-command: a template of a command of another type, or with
+// other sub-commands, is not used; -1 for metadata.
+func replayShaped[M proto.Message](d *Decoder, b, ext []byte, s *shaped[M], tm *templates, typ int32) (done, clean, complete bool, err error) {
+	for i, t := range tm.t {
+		if t == nil || !t.valid || t.cmdType != typ {
+			continue
+		}
+		if _, _, ok := t.match(b, ext); !ok {
+			continue
+		}
+		if i == 1 {
+			tm.t[0], tm.t[1] = t, tm.t[0]
+		}
+		t.hits++
+		if !s.ok || !slices.Equal(s.shape, t.shape) {
+			// s.m holds another shape: b, of the template's shape (and
+			// so clean), is decoded into it afresh.
+			complete, err = d.unmarshal(b, s.m)
+			s.ok = complete && err == nil
+			if s.ok {
+				s.shape = append(s.shape[:0], t.shape...)
+			}
+			return true, s.ok, complete, err
+		}
+		var ok bool
+		if d.ptrBuf, ok = t.apply(b, reflectPointer(s.m), d.ptrBuf); ok {
+			d.merged++
+			d.replayed++
+			return true, true, true, nil
+		}
+		// Not expected (s.m holds the template's shape): protobuf's merge.
+		if mergeOpts.Unmarshal(b, s.m) == nil {
+			d.merged++
+			return true, true, true, nil
+		}
+		return false, false, false, nil
+	}
+	return false, false, false, nil
 }
 
 // reflectPointer is the address of the struct m points to.
@@ -192,7 +204,15 @@ func (d *Decoder) newTemplate(m proto.Message, b []byte, tm *templates) {
 	}
 	tm.t[0], tm.t[1] = t, tm.t[0]
 	d.tmplBuilds++
-	t.build(d.schema(m), d.layout(m), b, d.shapeBuf)
+	if t.build(d.schema(m), d.layout(m), b, d.shapeBuf) {
+		t.cmdType = -1
+		if _, ok := m.(*pulsarapi.BaseCommand); ok {
+			t.cmdType = -2 // not replayed
+			if typ, ok, subs := rawCommand(b); ok && onlySub(subs, typ) {
+				t.cmdType = typ
+			}
+		}
+	}
 }
 
 // cmdTemplates returns the templates of commands of type t, which has a
@@ -444,6 +464,19 @@ func typeName(t pulsarapi.BaseCommand_Type) string {
 // decodeCommand parses and validates the BaseCommand.
 // ext is b and the bytes that follow it in memory.
 func (d *Decoder) decodeCommand(f *Frame, b, ext []byte) {
+	if !d.opts.Retain && len(b) >= 2 && len(b) <= shapedMaxBytes && b[0] == 1<<3|byte(protowire.VarintType) && b[1] < 0x80 {
+		// The type comes first (as every client writes it): a command
+		// that matches a template of its type has the template's one
+		// sub-command and is clean.
+		t := pulsarapi.BaseCommand_Type(b[1])
+		if tm := d.cmdTemplates(t); tm != nil {
+			s := d.fb.cmdFor(t)
+			if done, clean, _, err := replayShaped(d, b, ext, s, tm, int32(t)); done && clean && err == nil {
+				f.Type, f.Command = t, s.m
+				return
+			}
+		}
+	}
 	t, hasType, subs := rawCommand(b)
 	f.Type = pulsarapi.BaseCommand_Type(t)
 	known := hasType && KnownCommandType(f.Type)
@@ -469,7 +502,7 @@ func (d *Decoder) decodeCommand(f *Frame, b, ext []byte) {
 		complete, err = d.unmarshal(b, cmd)
 	case s != nil:
 		cmd = s.m
-		clean, complete, err = unmarshalShaped(d, b, ext, s, tm)
+		clean, complete, err = unmarshalShaped(d, b, ext, s, tm, t)
 	default:
 		if d.fb.cmd == nil {
 			d.fb.cmd = new(pulsarapi.BaseCommand)

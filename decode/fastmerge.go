@@ -168,11 +168,14 @@ func goScalarType(k protoreflect.Kind) reflect.Kind {
 // where in a Go message of that shape its varints go.
 type mergeTemplate struct {
 	wireTemplate
-	shape  []uint32
-	hits   int         // messages it matched since it was made
-	nested []goPointer // the nested messages, each after its parent
-	stores []varintStore
-	strs   []span // string contents, which must be equal
+	shape []uint32
+	hits  int // messages it matched since it was made
+	// cmdType is a command's type, when it has the one sub-command of
+	// that type (-2 otherwise); -1 for other messages.
+	cmdType int32
+	nested  []goPointer // the nested messages, each after its parent
+	stores  []varintStore
+	strs    []span // string contents, which must be equal
 }
 
 // goPointer is a pointer field of a struct: of the root message (parent

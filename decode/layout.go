@@ -46,9 +46,23 @@ func IsPayloadCommand(t pulsarapi.BaseCommand_Type) bool {
 
 // KnownCommandType reports whether t is a command type of the schema.
 func KnownCommandType(t pulsarapi.BaseCommand_Type) bool {
+	if t >= 0 && int(t) < len(knownTypes) {
+		return knownTypes[t]
+	}
 	_, ok := pulsarapi.BaseCommand_Type_name[int32(t)]
 	return ok
 }
+
+// knownTypes says which of the first 128 command types the schema has
+// (KnownCommandType without a map lookup).
+var knownTypes = func() (k [128]bool) {
+	for t := range pulsarapi.BaseCommand_Type_name {
+		if t >= 0 && int(t) < len(k) {
+			k[t] = true
+		}
+	}
+	return k
+}()
 
 func be16(b []byte) uint16 { return binary.BigEndian.Uint16(b) }
 func be32(b []byte) uint32 { return binary.BigEndian.Uint32(b) }
