@@ -48,7 +48,7 @@ type ParallelStreamDecoder struct {
 	maxItems, maxRaw, budget int
 	deferred                 atomic.Int64 // frames decoded late (tests)
 
-	mu  sync.Mutex // guards cur and seq: the caller and the flush ticker
+	mu  sync.Mutex // guards cur and seq: the caller's calls and the flush ticker
 	cur *pbatch
 	seq int
 
@@ -166,10 +166,60 @@ func (p *ParallelStreamDecoder) item() *pitem {
 	return it
 }
 
-// frame queues a whole frame (called by StreamDecoder.emit).
+// The reassembler's calls hold p.mu for their whole run (frame and event
+// queue under it), which the flush ticker takes too: one lock a call, not
+// one a frame.
+
+// Open is StreamDecoder.Open, under p.mu.
+func (p *ParallelStreamDecoder) Open(c *reassembly.Conn) {
+	p.lock()
+	defer p.unlock()
+	p.StreamDecoder.Open(c)
+}
+
+// Data is StreamDecoder.Data, under p.mu.
+func (p *ParallelStreamDecoder) Data(c *reassembly.Conn, d reassembly.Dir, data []byte, ts time.Time) {
+	p.lock()
+	defer p.unlock() // also if the framer's rescue catches a panic
+	p.StreamDecoder.Data(c, d, data, ts)
+}
+
+// Gap is StreamDecoder.Gap, under p.mu.
+func (p *ParallelStreamDecoder) Gap(c *reassembly.Conn, d reassembly.Dir, n int64, ts time.Time) {
+	p.lock()
+	defer p.unlock()
+	p.StreamDecoder.Gap(c, d, n, ts)
+}
+
+// GapWithReason is StreamDecoder.GapWithReason, under p.mu.
+func (p *ParallelStreamDecoder) GapWithReason(c *reassembly.Conn, d reassembly.Dir, n int64, reason reassembly.GapReason, ts time.Time) {
+	p.lock()
+	defer p.unlock()
+	p.StreamDecoder.GapWithReason(c, d, n, reason, ts)
+}
+
+// Close is StreamDecoder.Close, under p.mu.
+func (p *ParallelStreamDecoder) Close(c *reassembly.Conn, reason reassembly.CloseReason, ts time.Time) {
+	p.lock()
+	defer p.unlock()
+	p.StreamDecoder.Close(c, reason, ts)
+}
+
+// lock takes p.mu when frames are decoded on other goroutines.
+func (p *ParallelStreamDecoder) lock() {
+	if p.StreamDecoder.par != nil {
+		p.mu.Lock()
+	}
+}
+
+func (p *ParallelStreamDecoder) unlock() {
+	if p.StreamDecoder.par != nil {
+		p.mu.Unlock()
+	}
+}
+
+// frame queues a whole frame (called by StreamDecoder.emit, under p.mu).
 func (p *ParallelStreamDecoder) frame(raw []byte, n int, ts time.Time, c *reassembly.Conn, d reassembly.Dir, off int64) {
-	p.mu.Lock()
-	defer p.mu.Unlock() // also if the framer's rescue catches a panic
 	if p.cur != nil && len(p.cur.raw) > 0 && len(p.cur.raw)+len(raw) > p.maxRaw {
 		p.flushLocked()
 	}
@@ -191,10 +241,8 @@ type parSink struct{ p *ParallelStreamDecoder }
 func (s parSink) Frame(*Frame)   { panic("decode: parallel frame not queued") }
 func (s parSink) Event(e *Event) { s.p.event(e) }
 
-// event queues a stream event.
+// event queues a stream event (under p.mu).
 func (p *ParallelStreamDecoder) event(e *Event) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	it := p.item()
 	if p.opts.Retain {
 		it.evp = e
