@@ -27,6 +27,11 @@ type RawSource interface {
 
 const readBufferSize = 1 << 20
 
+// minPcapgoBuffer is the size of the bufio.Reader pcapgo.NewReader wraps
+// its input in unless it is a *bufio.Reader at least that large (bufio's
+// default size): then it reads the 24-byte file header from it, no more.
+const minPcapgoBuffer = 4096
+
 var (
 	magicGzip   = []byte{0x1f, 0x8b}
 	magicPcapng = []byte{0x0a, 0x0d, 0x0d, 0x0a}
@@ -76,6 +81,13 @@ func OpenReader(name string, r io.Reader) (*Source, error) {
 // RawSource reading it. closer, if not nil, is closed by the RawSource's
 // Close. Errors are *Error naming name.
 func NewFileReader(name string, r io.Reader, closer io.Closer) (RawSource, error) {
+	return newFileReader(name, r, closer, false)
+}
+
+// newFileReader is NewFileReader; pcapgoRecords reads the records of a
+// classic pcap with pcapgo.Reader, as before pcapReader, for the tests
+// that compare the two.
+func newFileReader(name string, r io.Reader, closer io.Closer, pcapgoRecords bool) (RawSource, error) {
 	var ra *readAhead
 	fail := func(err error) (RawSource, error) {
 		if ra != nil {
@@ -150,6 +162,13 @@ func NewFileReader(name string, r io.Reader, closer io.Closer) (RawSource, error
 		}
 		fr.ng = ng
 	case isPcapMagic(head):
+		if br.Size() < minPcapgoBuffer {
+			// Never: every buffer above is larger. pcapgo.NewReader would
+			// wrap a smaller one in a bufio.Reader of its own and read
+			// past the file header.
+			br = bufio.NewReaderSize(br, minPcapgoBuffer)
+		}
+		bigEndian := head[0] == 0xa1 // a1 b2 c3 d4 or a1 b2 3c 4d
 		pr, err := pcapgo.NewReader(br)
 		if err != nil {
 			return fail(headerError("pcap", err))
@@ -157,7 +176,11 @@ func NewFileReader(name string, r io.Reader, closer io.Closer) (RawSource, error
 		if !Supported(pr.LinkType()) {
 			return fail(fmt.Errorf("%w: %d (%v)", ErrUnknownLinkType, uint16(pr.LinkType()), pr.LinkType()))
 		}
-		fr.pcap = pr
+		if pcapgoRecords {
+			fr.pcapgo = pr
+		} else {
+			fr.pcap = newPcapReader(br, pr, bigEndian)
+		}
 		fr.lt = pr.LinkType()
 	default:
 		return fail(fmt.Errorf("%w: magic % x", ErrNotCapture, head))
@@ -201,7 +224,8 @@ func isPcapMagic(b []byte) bool {
 
 // fileRaw is the RawSource of a pcap or pcapng stream.
 type fileRaw struct {
-	pcap   *pcapgo.Reader
+	pcap   *pcapReader
+	pcapgo *pcapgo.Reader // instead of pcap, for tests only (newFileReader)
 	ng     *pcapgo.NgReader
 	lt     layers.LinkType
 	gz     *gzip.Reader
@@ -211,7 +235,11 @@ type fileRaw struct {
 
 func (f *fileRaw) ReadRaw() ([]byte, gopacket.CaptureInfo, layers.LinkType, error) {
 	if f.pcap != nil {
-		data, ci, err := f.pcap.ZeroCopyReadPacketData()
+		data, ci, err := f.pcap.next()
+		return data, ci, f.lt, err
+	}
+	if f.pcapgo != nil {
+		data, ci, err := f.pcapgo.ZeroCopyReadPacketData()
 		return data, ci, f.lt, err
 	}
 	data, ci, err := f.ng.ZeroCopyReadPacketData()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,7 +14,8 @@ import (
 )
 
 // FuzzSource feeds arbitrary bytes to the reader and decoder: no panic may
-// escape, and reading ends with an error.
+// escape, and reading ends with an error. The records of a classic pcap
+// must be those pcapgo's reader returns (compareRecords).
 func FuzzSource(f *testing.F) {
 	files, _ := filepath.Glob("testdata/*.pcap*")
 	for _, p := range files {
@@ -28,6 +30,16 @@ func FuzzSource(f *testing.F) {
 		f.Add(gz(f, data))
 	}
 	f.Add([]byte{})
+	// Classic pcap records of every length case pcapReader tells apart.
+	for _, recs := range [][]hostileRec{
+		{{capLen: 4, wireLen: 4, present: 4}, {capLen: 5000, wireLen: 5000, present: 5000}, {capLen: 9, wireLen: 8, present: 9}},
+		{{capLen: 300000, wireLen: 300000, present: 100}},
+		{{frac: 0xffffffff, capLen: 60, wireLen: 60, present: 20}},
+		{{capLen: 60, wireLen: 60, omitHeaderSuffix: 5}},
+	} {
+		f.Add(hostilePcap(binary.LittleEndian, false, 64, recs...))
+		f.Add(hostilePcap(binary.BigEndian, true, 0xffffffff, recs...))
+	}
 	// A pcapng file of one packet ending with an Interface Statistics Block.
 	path := filepath.Join(f.TempDir(), "isb.pcapng")
 	if d, err := NewDumper(DumpOptions{Path: path, LinkType: LinkTypeEthernet, Interface: "lo",
@@ -40,6 +52,9 @@ func FuzzSource(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if _, err := compareRecords("fuzz", func() io.Reader { return bytes.NewReader(data) }); err != nil {
+			t.Fatal(err)
+		}
 		src, err := OpenReader("fuzz", bytes.NewReader(data))
 		if err != nil {
 			return
