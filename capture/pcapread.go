@@ -17,7 +17,7 @@ import (
 // the bufio.Reader into a buffer of its own (io.ReadFull): pcapReader
 // returns the record where it lies in the bufio.Reader's buffer. Its
 // results (data, CaptureInfo, error) are those of pcapgo's, record by
-// record (TestPcapReaderMatchesPcapgo, FuzzPcapReader); the 24-byte file
+// record (TestPcapReaderMatchesPcapgo, FuzzSource); the 24-byte file
 // header is still parsed by pcapgo.NewReader.
 
 const (
