@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"slices"
 	"sort"
 	"time"
 )
@@ -139,12 +140,22 @@ type StreamRow struct {
 func (c *Collector) Report() *Report {
 	r := &Report{Capture: append([]CaptureRow{}, c.capture...), Commands: []Count{}, SRT: []SRTRow{}, Conversations: []ConversationRow{}, Producers: []ProducerRow{},
 		Consumers: []ConsumerRow{}, Problems: []ProblemRow{}, Streams: append([]StreamRow{}, c.streams...)}
-	for _, cnt := range c.counts {
+	// Types are listed by name (each type has its own), so the order they
+	// are collected in does not matter.
+	addCount := func(cnt *Count) {
 		cnt.C2S, cnt.S2C = cnt.Frames[0], cnt.Frames[1]
 		r.Commands = append(r.Commands, *cnt)
 	}
+	for _, cnt := range c.counts {
+		if cnt != nil {
+			addCount(cnt)
+		}
+	}
+	for _, cnt := range c.countsX {
+		addCount(cnt)
+	}
 	sort.Slice(r.Commands, func(i, j int) bool { return r.Commands[i].Type < r.Commands[j].Type })
-	for t, a := range c.srt {
+	addSRT := func(t cmdType, a *srtAcc) {
 		row := SRTRow{Request: t.String(), Count: len(a.lat), Unanswered: a.unanswered}
 		if len(a.lat) > 0 {
 			sortDur(a.lat)
@@ -152,6 +163,14 @@ func (c *Collector) Report() *Report {
 			row.P50US, row.P90US, row.P99US = pct(a.lat, 50), pct(a.lat, 90), pct(a.lat, 99)
 		}
 		r.SRT = append(r.SRT, row)
+	}
+	for t, a := range c.srt {
+		if a != nil {
+			addSRT(cmdType(t), a)
+		}
+	}
+	for t, a := range c.srtX {
+		addSRT(t, a)
 	}
 	sort.Slice(r.SRT, func(i, j int) bool { return r.SRT[i].Request < r.SRT[j].Request })
 	for _, cv := range c.convOrder {
@@ -202,7 +221,9 @@ func (c *Collector) Report() *Report {
 	return r
 }
 
-func sortDur(d []time.Duration) { sort.Slice(d, func(i, j int) bool { return d[i] < d[j] }) }
+// sortDur sorts durations in increasing order (equal durations are
+// indistinguishable: any sort gives the same slice).
+func sortDur(d []time.Duration) { slices.Sort(d) }
 
 // pct is the nearest-rank percentile of sorted durations, in microseconds.
 func pct(d []time.Duration, p int) int64 {

@@ -19,24 +19,43 @@ const maxFirstFrames = 5
 // Collector is a track.Sink that aggregates everything it is given. Call
 // Report at the end.
 type Collector struct {
-	counts    map[cmdType]*Count
-	srt       map[cmdType]*srtAcc
+	// counts and srt are by command type: in the arrays for the types of
+	// the schema's range, in the maps beyond it (hostile or newer types).
+	counts    [maxType]*Count
+	countsX   map[cmdType]*Count
+	srt       [maxType]*srtAcc
+	srtX      map[cmdType]*srtAcc
 	convs     map[*reassembly.Conn]*convAcc
 	convOrder []*convAcc
 	producers map[*track.Producer]*prodAcc
 	prodOrder []*prodAcc
 	consumers map[consKey]*consAcc
 	consOrder []*consAcc
-	problems  map[string]*ProblemRow
-	streams   []StreamRow
-	capture   []CaptureRow
+	// consRefs are the consumer entities seen, with the row they count in.
+	consRefs map[*track.Consumer]*consRef
+	problems map[string]*ProblemRow
+	streams  []StreamRow
+	capture  []CaptureRow
+	// The previous frame's conversation, producer and consumer: frames
+	// come in runs on one connection and one entity.
+	lastRC   *reassembly.Conn
+	lastConv *convAcc
+	lastP    *track.Producer
+	lastPA   *prodAcc
+	lastCS   *track.Consumer
+	lastCR   *consRef
 }
+
+// maxType bounds the command types counted in arrays (the schema's are
+// below 100).
+const maxType = 128
 
 // New returns an empty Collector.
 func New() *Collector {
 	return &Collector{
-		counts: map[cmdType]*Count{}, srt: map[cmdType]*srtAcc{}, convs: map[*reassembly.Conn]*convAcc{},
-		producers: map[*track.Producer]*prodAcc{}, consumers: map[consKey]*consAcc{}, problems: map[string]*ProblemRow{},
+		convs:     map[*reassembly.Conn]*convAcc{},
+		producers: map[*track.Producer]*prodAcc{}, consumers: map[consKey]*consAcc{}, consRefs: map[*track.Consumer]*consRef{},
+		problems: map[string]*ProblemRow{},
 	}
 }
 
@@ -67,18 +86,31 @@ type prodAcc struct {
 	row ProducerRow
 	lat []time.Duration
 	cmp map[string]bool
+	// lastCmp is the compression last added to cmp (valid when hasCmp).
+	lastCmp pulsarapi.CompressionType
+	hasCmp  bool
+	// marked says the producer's key (topic and name, as they were then)
+	// was put in the sets of conversation markedConv: it is again only
+	// when one of them changed (a PRODUCER_SUCCESS names the producer).
+	markedConv              *convAcc
+	markedTopic, markedName string
 }
 
 type consAcc struct{ row ConsumerRow }
 
+// consRef is a consumer entity's row: acc, found by the key (topic,
+// subscription, name) the entity had then, and the conversation whose
+// sets hold that key (nil until marked).
+type consRef struct {
+	topic, subscription, name string
+	acc                       *consAcc
+	markedConv                *convAcc
+}
+
 // Frame aggregates one frame.
 func (c *Collector) Frame(f *decode.Frame, info *track.Info) {
 	t := f.Type
-	cnt := c.counts[t]
-	if cnt == nil {
-		cnt = &Count{Type: t.String()}
-		c.counts[t] = cnt
-	}
+	cnt := c.count(t)
 	cnt.Frames[f.Dir]++
 	cnt.Bytes += int64(f.Size)
 	for _, p := range f.Problems {
@@ -110,23 +142,51 @@ func (c *Collector) Frame(f *decode.Frame, info *track.Info) {
 		a.lat = append(a.lat, r.Latency)
 	}
 	if p := info.Producer; p != nil {
-		cv.producers[prodKey{p.Topic, p.Name}] = true
-		cv.topics[p.Topic] = true
-		c.producer(f, info, p)
+		c.producer(f, info, p, cv)
 	}
 	if cs := info.Consumer; cs != nil {
-		cv.consumers[consKey{cs.Topic, cs.Subscription, cs.Name}] = true
-		cv.topics[cs.Topic] = true
-		c.consumer(f, info, cs)
+		c.consumer(f, info, cs, cv)
 	}
 }
 
-func (c *Collector) producer(f *decode.Frame, info *track.Info, p *track.Producer) {
-	a := c.producers[p]
-	if a == nil {
-		a = &prodAcc{p: p, row: ProducerRow{Topic: p.Topic}, cmp: map[string]bool{}}
-		c.producers[p] = a
-		c.prodOrder = append(c.prodOrder, a)
+// count returns the Count of command type t.
+func (c *Collector) count(t cmdType) *Count {
+	if uint32(t) < maxType {
+		cnt := c.counts[t]
+		if cnt == nil {
+			cnt = &Count{Type: t.String()}
+			c.counts[t] = cnt
+		}
+		return cnt
+	}
+	cnt := c.countsX[t]
+	if cnt == nil {
+		if c.countsX == nil {
+			c.countsX = map[cmdType]*Count{}
+		}
+		cnt = &Count{Type: t.String()}
+		c.countsX[t] = cnt
+	}
+	return cnt
+}
+
+// producer counts a frame of producer p in its row and puts p's key and
+// topic in the sets of conversation cv.
+func (c *Collector) producer(f *decode.Frame, info *track.Info, p *track.Producer, cv *convAcc) {
+	a := c.lastPA
+	if p != c.lastP {
+		a = c.producers[p]
+		if a == nil {
+			a = &prodAcc{p: p, row: ProducerRow{Topic: p.Topic}, cmp: map[string]bool{}}
+			c.producers[p] = a
+			c.prodOrder = append(c.prodOrder, a)
+		}
+		c.lastP, c.lastPA = p, a
+	}
+	if a.markedConv != cv || a.markedTopic != p.Topic || a.markedName != p.Name {
+		cv.producers[prodKey{p.Topic, p.Name}] = true
+		cv.topics[p.Topic] = true
+		a.markedConv, a.markedTopic, a.markedName = cv, p.Topic, p.Name
 	}
 	switch f.Type {
 	case pulsarapi.BaseCommand_SEND:
@@ -137,7 +197,10 @@ func (c *Collector) producer(f *decode.Frame, info *track.Info, p *track.Produce
 			if f.Metadata.NumMessagesInBatch != nil {
 				a.row.Batches++
 			}
-			a.cmp[f.Metadata.GetCompression().String()] = true
+			if cmp := f.Metadata.GetCompression(); !a.hasCmp || cmp != a.lastCmp {
+				a.cmp[cmp.String()] = true
+				a.lastCmp, a.hasCmp = cmp, true
+			}
 		}
 	case pulsarapi.BaseCommand_SEND_RECEIPT:
 		a.row.Receipts++
@@ -149,14 +212,35 @@ func (c *Collector) producer(f *decode.Frame, info *track.Info, p *track.Produce
 	}
 }
 
-func (c *Collector) consumer(f *decode.Frame, info *track.Info, cs *track.Consumer) {
-	key := consKey{cs.Topic, cs.Subscription, cs.Name}
-	a := c.consumers[key]
-	if a == nil {
-		a = &consAcc{row: ConsumerRow{Topic: cs.Topic, Subscription: cs.Subscription, Name: cs.Name, SubType: cs.SubType}}
-		c.consumers[key] = a
-		c.consOrder = append(c.consOrder, a)
+// consumer counts a frame of consumer cs in the row of its key (topic,
+// subscription, name) and puts the key and the topic in the sets of
+// conversation cv.
+func (c *Collector) consumer(f *decode.Frame, info *track.Info, cs *track.Consumer, cv *convAcc) {
+	r := c.lastCR
+	if cs != c.lastCS {
+		r = c.consRefs[cs]
+		if r == nil {
+			r = &consRef{}
+			c.consRefs[cs] = r
+		}
+		c.lastCS, c.lastCR = cs, r
 	}
+	if r.acc == nil || r.topic != cs.Topic || r.subscription != cs.Subscription || r.name != cs.Name {
+		key := consKey{cs.Topic, cs.Subscription, cs.Name}
+		a := c.consumers[key]
+		if a == nil {
+			a = &consAcc{row: ConsumerRow{Topic: cs.Topic, Subscription: cs.Subscription, Name: cs.Name, SubType: cs.SubType}}
+			c.consumers[key] = a
+			c.consOrder = append(c.consOrder, a)
+		}
+		r.topic, r.subscription, r.name, r.acc, r.markedConv = cs.Topic, cs.Subscription, cs.Name, a, nil
+	}
+	if r.markedConv != cv {
+		cv.consumers[consKey{r.topic, r.subscription, r.name}] = true
+		cv.topics[r.topic] = true
+		r.markedConv = cv
+	}
+	a := r.acc
 	switch f.Type {
 	case pulsarapi.BaseCommand_FLOW:
 		a.row.Permits += int64(f.Command.GetFlow().GetMessagePermits())
@@ -214,15 +298,31 @@ func (c *Collector) problem(code string, n int) {
 }
 
 func (c *Collector) srtOf(t cmdType) *srtAcc {
-	a := c.srt[t]
+	if uint32(t) < maxType {
+		a := c.srt[t]
+		if a == nil {
+			a = &srtAcc{}
+			c.srt[t] = a
+		}
+		return a
+	}
+	a := c.srtX[t]
 	if a == nil {
+		if c.srtX == nil {
+			c.srtX = map[cmdType]*srtAcc{}
+		}
 		a = &srtAcc{}
-		c.srt[t] = a
+		c.srtX[t] = a
 	}
 	return a
 }
 
+// conv returns the conversation of rc. Conversations are never forgotten:
+// the one of the previous frame is remembered.
 func (c *Collector) conv(rc *reassembly.Conn) *convAcc {
+	if rc == c.lastRC && c.lastConv != nil {
+		return c.lastConv
+	}
 	cv := c.convs[rc]
 	if cv == nil {
 		cv = &convAcc{row: ConversationRow{Conn: rc.ID, Client: rc.Client.String(), Server: rc.Server.String(), ClientProtocol: -1, ServerProtocol: -1},
@@ -230,6 +330,7 @@ func (c *Collector) conv(rc *reassembly.Conn) *convAcc {
 		c.convs[rc] = cv
 		c.convOrder = append(c.convOrder, cv)
 	}
+	c.lastRC, c.lastConv = rc, cv
 	return cv
 }
 

@@ -1,0 +1,155 @@
+package stats
+
+import (
+	"net/netip"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/pulsarscope/pulsarscope/decode"
+	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
+	"github.com/pulsarscope/pulsarscope/reassembly"
+	"github.com/pulsarscope/pulsarscope/track"
+)
+
+// TestCollectorEntityChanges checks that what the Collector remembers of
+// the previous frames (conversation, entity, key and compression marked)
+// never hides a change: an entity renamed or moved to another topic, two
+// entities interleaved, one entity seen on two conversations, compression
+// changing back and forth, command types beyond the schema's range.
+func TestCollectorEntityChanges(t *testing.T) {
+	rc1 := &reassembly.Conn{ID: 1, Client: netip.MustParseAddrPort("10.0.0.1:1000"), Server: netip.MustParseAddrPort("10.0.0.9:6650")}
+	rc2 := &reassembly.Conn{ID: 2, Client: netip.MustParseAddrPort("10.0.0.2:1000"), Server: netip.MustParseAddrPort("10.0.0.9:6650")}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := New()
+	n := 0
+	frame := func(rc *reassembly.Conn, typ pulsarapi.BaseCommand_Type, info *track.Info, md *pulsarapi.MessageMetadata) {
+		n++
+		f := &decode.Frame{N: n, Time: t0.Add(time.Duration(n) * time.Millisecond), Conn: rc, Type: typ, Size: 10, Metadata: md}
+		if typ == pulsarapi.BaseCommand_SEND_RECEIPT || typ == pulsarapi.BaseCommand_PONG {
+			f.Dir = reassembly.ServerToClient
+		}
+		c.Frame(f, info)
+	}
+	comp := func(ct pulsarapi.CompressionType) *pulsarapi.MessageMetadata {
+		return &pulsarapi.MessageMetadata{Compression: &ct}
+	}
+	send := pulsarapi.BaseCommand_SEND
+
+	// Producer p1 is unnamed, then named (PRODUCER_SUCCESS), then renamed;
+	// p2 interleaves with it; compression goes NONE, LZ4, NONE, ZSTD.
+	p1 := &track.Producer{Conn: rc1, ID: 1, Topic: "t1"}
+	p2 := &track.Producer{Conn: rc1, ID: 2, Topic: "t2", Name: "p2"}
+	frame(rc1, send, &track.Info{Producer: p1, Entries: 1}, comp(pulsarapi.CompressionType_NONE))
+	frame(rc1, send, &track.Info{Producer: p2, Entries: 1}, comp(pulsarapi.CompressionType_LZ4))
+	p1.Name = "a"
+	frame(rc1, send, &track.Info{Producer: p1, Entries: 2}, comp(pulsarapi.CompressionType_LZ4))
+	frame(rc1, send, &track.Info{Producer: p1, Entries: 1}, comp(pulsarapi.CompressionType_NONE))
+	frame(rc1, pulsarapi.BaseCommand_SEND_RECEIPT, &track.Info{Producer: p1, Request: &track.Link{Type: send, Latency: 3 * time.Microsecond}}, nil)
+	frame(rc1, send, &track.Info{Producer: p2, Entries: 1}, comp(pulsarapi.CompressionType_ZSTD))
+	// Same name, other topic (an entity changed by a sink would do this).
+	p1.Topic = "t1b"
+	frame(rc1, send, &track.Info{Producer: p1, Entries: 1}, nil)
+	// The same entity on another conversation.
+	frame(rc2, send, &track.Info{Producer: p2, Entries: 1}, nil)
+
+	// Consumer c1 renamed; c2 interleaved; c1 seen on conversation 2 too.
+	c1 := &track.Consumer{Conn: rc1, ID: 1, Topic: "t3", Subscription: "s", Name: "x", SubType: "Shared"}
+	c2 := &track.Consumer{Conn: rc1, ID: 2, Topic: "t3", Subscription: "s", Name: "y", SubType: "Shared"}
+	msg := pulsarapi.BaseCommand_MESSAGE
+	mcmd := &pulsarapi.BaseCommand{Message: &pulsarapi.CommandMessage{}}
+	cframe := func(rc *reassembly.Conn, cs *track.Consumer) {
+		n++
+		c.Frame(&decode.Frame{N: n, Time: t0.Add(time.Duration(n) * time.Millisecond), Conn: rc, Type: msg, Command: mcmd, Size: 10, Dir: reassembly.ServerToClient},
+			&track.Info{Consumer: cs, Entries: 1})
+	}
+	cframe(rc1, c1)
+	cframe(rc1, c2)
+	cframe(rc1, c1)
+	c1.Name = "z"
+	cframe(rc1, c1)
+	c1.Subscription = "s2"
+	cframe(rc1, c1)
+	cframe(rc2, c1)
+	cframe(rc1, c2)
+
+	// Types beyond the schema's range, counted and timed.
+	frame(rc2, pulsarapi.BaseCommand_Type(1000), &track.Info{}, nil)
+	frame(rc2, pulsarapi.BaseCommand_Type(-3), &track.Info{}, nil)
+	frame(rc2, pulsarapi.BaseCommand_Type(1000), &track.Info{Request: &track.Link{Type: pulsarapi.BaseCommand_PING, Latency: time.Microsecond}}, nil)
+	frame(rc2, pulsarapi.BaseCommand_PONG, &track.Info{Request: &track.Link{Type: pulsarapi.BaseCommand_Type(999), Latency: 2 * time.Microsecond}}, nil)
+
+	r := c.Report()
+	convs := map[int]ConversationRow{}
+	for _, cv := range r.Conversations {
+		convs[cv.Conn] = cv
+	}
+	// Conversation 1: producers (t1,""), (t2,p2), (t1,a), (t1b,a);
+	// consumers (t3,s,x), (t3,s,y), (t3,s,z), (t3,s2,z).
+	if cv := convs[1]; cv.Producers != 4 || cv.Consumers != 4 || !reflect.DeepEqual(cv.Topics, []string{"t1", "t1b", "t2", "t3"}) {
+		t.Errorf("conversation 1: %d producers, %d consumers, topics %q; want 4, 4, [t1 t1b t2 t3]", cv.Producers, cv.Consumers, cv.Topics)
+	}
+	if cv := convs[2]; cv.Producers != 1 || cv.Consumers != 1 || !reflect.DeepEqual(cv.Topics, []string{"t2", "t3"}) {
+		t.Errorf("conversation 2: %d producers, %d consumers, topics %q; want 1, 1, [t2 t3]", cv.Producers, cv.Consumers, cv.Topics)
+	}
+	type prod struct {
+		topic, name string
+		sends       int64
+		messages    int64
+		cmp         []string
+		receipts    int64
+	}
+	var prods []prod
+	for _, p := range r.Producers {
+		prods = append(prods, prod{p.Topic, p.Name, p.Sends, p.Messages, p.Compression, p.Receipts})
+	}
+	// Producers are merged by their topic and name at the end.
+	wantProds := []prod{
+		{"t1b", "a", 4, 5, []string{"LZ4", "NONE"}, 1},
+		{"t2", "p2", 3, 3, []string{"LZ4", "ZSTD"}, 0},
+	}
+	if !reflect.DeepEqual(prods, wantProds) {
+		t.Errorf("producers\n%+v\nwant\n%+v", prods, wantProds)
+	}
+	type cons struct {
+		topic, sub, name string
+		frames           int64
+	}
+	var conss []cons
+	for _, cs := range r.Consumers {
+		conss = append(conss, cons{cs.Topic, cs.Subscription, cs.Name, cs.MessageFrames})
+	}
+	wantCons := []cons{{"t3", "s", "x", 2}, {"t3", "s", "y", 2}, {"t3", "s", "z", 1}, {"t3", "s2", "z", 2}}
+	if !reflect.DeepEqual(conss, wantCons) {
+		t.Errorf("consumers\n%+v\nwant\n%+v", conss, wantCons)
+	}
+	counts := map[string][2]int64{}
+	for _, cnt := range r.Commands {
+		counts[cnt.Type] = [2]int64{cnt.C2S, cnt.S2C}
+	}
+	wantCounts := map[string][2]int64{"SEND": {7, 0}, "SEND_RECEIPT": {0, 1}, "MESSAGE": {0, 7}, "1000": {2, 0}, "-3": {1, 0}, "PONG": {0, 1}}
+	if !reflect.DeepEqual(counts, wantCounts) {
+		t.Errorf("commands %v, want %v", counts, wantCounts)
+	}
+	for i := 1; i < len(r.Commands); i++ {
+		if r.Commands[i-1].Type >= r.Commands[i].Type {
+			t.Errorf("commands not in order: %q before %q", r.Commands[i-1].Type, r.Commands[i].Type)
+		}
+	}
+	srt := map[string]int{}
+	for _, s := range r.SRT {
+		srt[s.Request] = s.Count
+	}
+	if want := map[string]int{"SEND": 1, "PING": 1, "999": 1}; !reflect.DeepEqual(srt, want) {
+		t.Errorf("service response times %v, want %v", srt, want)
+	}
+}
+
+// TestSortDur checks the latency order the percentiles are read from.
+func TestSortDur(t *testing.T) {
+	d := []time.Duration{5, -1, 3, 3, 1 << 40, 0, 2}
+	sortDur(d)
+	if want := []time.Duration{-1, 0, 2, 3, 3, 5, 1 << 40}; !reflect.DeepEqual(d, want) {
+		t.Errorf("sorted %v, want %v", d, want)
+	}
+}
