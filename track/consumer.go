@@ -42,6 +42,14 @@ type deliveries struct {
 	base     int
 	// overflow is set once ids were evicted: acks are no longer checked.
 	overflow bool
+	// buf is the array items lies in, front the ids evicted from its
+	// start: once there are enough of them, items moves back to the start
+	// instead of growing (at the cap, every new id evicts one).
+	buf   []delivery
+	front int
+	// hint is where the id after the last one found would be: acks list
+	// ids in the order they were delivered.
+	hint int
 }
 
 func (k msgKey) less(o msgKey) bool {
@@ -59,6 +67,10 @@ func (d *deliveries) find(k msgKey) *delivery {
 		if d.items[len(d.items)-1].k.less(k) {
 			return nil // newer than every id
 		}
+		if h := d.hint; h < len(d.items) && d.items[h].k == k {
+			d.hint = h + 1
+			return &d.items[h]
+		}
 		i, j := 0, len(d.items)
 		for i < j {
 			h := int(uint(i+j) >> 1)
@@ -69,6 +81,7 @@ func (d *deliveries) find(k msgKey) *delivery {
 			}
 		}
 		if i < len(d.items) && d.items[i].k == k {
+			d.hint = i + 1
 			return &d.items[i]
 		}
 		return nil
@@ -84,11 +97,22 @@ func (d *deliveries) find(k msgKey) *delivery {
 func (d *deliveries) add(k msgKey, n int) {
 	if d.items == nil {
 		d.items = make([]delivery, 0, 4) // one allocation for the first few
+		d.buf, d.front = d.items, 0
+	}
+	full := len(d.items) == cap(d.items)
+	if full && d.front > 0 && d.front >= len(d.items)/4 {
+		// Back to the start of buf: the ids stay in order, and
+		// positions in items (index minus base, hint) do not change.
+		d.items = d.buf[:copy(d.buf[:cap(d.buf)], d.items)]
+		d.front, full = 0, false
 	}
 	if !d.unsorted && len(d.items) > 0 && !d.items[len(d.items)-1].k.less(k) {
 		d.unsorted = true
 	}
 	d.items = append(d.items, delivery{k: k, n: n})
+	if full {
+		d.buf, d.front = d.items, 0 // a new array
+	}
 	switch {
 	case d.index != nil:
 		d.index[k] = d.base + len(d.items) - 1
@@ -106,6 +130,10 @@ func (d *deliveries) evictOldest() {
 	}
 	d.items = d.items[1:]
 	d.base++
+	d.front++
+	if d.hint > 0 {
+		d.hint--
+	}
 }
 
 // subscribe creates the consumer of a SUBSCRIBE.

@@ -72,3 +72,58 @@ func TestDeliveriesFind(t *testing.T) {
 		})
 	}
 }
+
+// TestDeliveriesAcks checks finding delivered ids as acks do (in delivery
+// order, in runs, lagging behind the deliveries, sometimes out of order or
+// already evicted) while ids are delivered in order past the cap, against
+// the plain model: the ids move back within their array and the hint of
+// the next id must follow them.
+func TestDeliveriesAcks(t *testing.T) {
+	for _, limit := range []int{20, 40, 1000} {
+		r := rand.New(rand.NewSource(int64(limit)))
+		d := &deliveries{}
+		var model []delivery
+		next, cursor := 0, 0
+		lookup := func(step int, k msgKey) {
+			want := -1
+			for j := range model {
+				if model[j].k == k {
+					want = j
+				}
+			}
+			got := d.find(k)
+			switch {
+			case want < 0 && got != nil:
+				t.Fatalf("limit %d, step %d: %v found, not delivered or evicted", limit, step, k)
+			case want >= 0 && (got == nil || got.n != model[want].n):
+				t.Fatalf("limit %d, step %d: %v not found or wrong (%v), want frame %d", limit, step, k, got, model[want].n)
+			}
+		}
+		for step := 0; step < 5000; step++ {
+			for n := r.Intn(4); n > 0; n-- {
+				k := msgKey{3, uint64(next)}
+				d.add(k, next)
+				model = append(model, delivery{k: k, n: next})
+				next++
+				if len(d.items) > limit {
+					d.evictOldest()
+					model = model[1:]
+				}
+			}
+			switch r.Intn(10) {
+			case 0: // an id at random, maybe evicted, maybe not yet delivered
+				lookup(step, msgKey{3, uint64(r.Intn(next + 5))})
+			case 1: // the cursor falls behind the evictions or jumps ahead
+				cursor = max(0, next-r.Intn(2*limit))
+			default: // a run of acks in order
+				for n := r.Intn(6); n > 0 && cursor < next; n-- {
+					lookup(step, msgKey{3, uint64(cursor)})
+					cursor++
+				}
+			}
+			if len(d.items) != len(model) {
+				t.Fatalf("limit %d, step %d: %d items, model %d", limit, step, len(d.items), len(model))
+			}
+		}
+	}
+}
