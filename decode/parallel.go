@@ -24,17 +24,18 @@ const (
 // goroutines. Framing, resynchronisation, numbering and accounting stay on
 // the caller's goroutine (the reassembler's), exactly as in StreamDecoder;
 // each whole frame is copied into a batch, batches are decoded by workers,
-// each with its own Decoder, and a single goroutine hands frames and events
-// to the Sink in the order a StreamDecoder would, with the same values.
+// each with its own Decoder, and the worker that finishes the next batch
+// in order hands frames and events to the Sink, one worker at a time, in
+// the order a StreamDecoder would, with the same values.
 //
-// The Sink is called from that goroutine, not the caller's; it must not
-// call the decoder's methods (Stats, Totals, Frames), whose figures are
-// the caller's to read. Frames reach the Sink at most parMaxDelay (50 ms)
+// The Sink is called from the workers' goroutines, never two at once, not
+// from the caller's; it must not call the decoder's methods (Stats,
+// Totals, Frames), whose figures are the caller's to read. Frames reach the Sink at most parMaxDelay (50 ms)
 // after their last byte arrives, so live captures are not held up.
 // Memory is bounded: a fixed number of batches are in flight (the caller
 // blocks when they are all taken), each holding at most parBudget of
 // decode buffers; a frame that would take more (a big decompressed
-// payload) is decoded again, by the delivering goroutine, when its turn
+// payload) is decoded again, by the delivering worker, when its turn
 // comes.
 //
 // Call Wait after the last Close (the end of reassembly.Run): it delivers
@@ -52,18 +53,24 @@ type ParallelStreamDecoder struct {
 	cur *pbatch
 	seq int
 
-	late *Decoder // the delivering goroutine's, for deferred frames
+	late *Decoder // the delivering worker's, for deferred frames
 
 	free chan *pbatch
 	work chan *pbatch
-	done chan *pbatch
 
-	workers   sync.WaitGroup
-	delivered chan struct{}
-	stop      chan struct{}
-	ticker    sync.WaitGroup
-	waited    bool
-	panicked  any // first panic of the Sink, re-raised by Wait
+	// Delivery: the worker that finishes the next batch in order hands
+	// it, and the finished ones after it, to the Sink (one worker at a
+	// time: delivering).
+	dmu        sync.Mutex
+	pending    map[int]*pbatch // finished, waiting for their turn
+	next       int             // seq of the next batch to deliver
+	delivering bool
+
+	workers  sync.WaitGroup
+	stop     chan struct{}
+	ticker   sync.WaitGroup
+	waited   bool
+	panicked any // first panic of the Sink, re-raised by Wait
 }
 
 // pbatch is a run of consecutive frames and events.
@@ -109,7 +116,7 @@ func NewParallelStreamDecoder(sink Sink, opts Options, workers int) *ParallelStr
 	n := 2*workers + 2 // deeper than workers + 2: less waiting for the oldest batch
 	p.free = make(chan *pbatch, n)
 	p.work = make(chan *pbatch, n)
-	p.done = make(chan *pbatch, n)
+	p.pending = make(map[int]*pbatch, n)
 	for i := 0; i < n; i++ {
 		p.free <- &pbatch{}
 	}
@@ -117,8 +124,6 @@ func NewParallelStreamDecoder(sink Sink, opts Options, workers int) *ParallelStr
 		p.workers.Add(1)
 		go p.worker()
 	}
-	p.delivered = make(chan struct{})
-	go p.deliver()
 	p.stop = make(chan struct{})
 	p.ticker.Add(1)
 	go p.tick()
@@ -138,9 +143,7 @@ func (p *ParallelStreamDecoder) Wait() {
 	p.flushLocked()
 	p.mu.Unlock()
 	close(p.work)
-	p.workers.Wait()
-	close(p.done)
-	<-p.delivered
+	p.workers.Wait() // the last batch finished is delivered before its worker returns
 	if p.panicked != nil {
 		panic(p.panicked)
 	}
@@ -336,7 +339,7 @@ func (p *ParallelStreamDecoder) worker() {
 			used += cost
 		}
 		dec.fb = &dec.own
-		p.done <- b
+		p.finished(b)
 	}
 }
 
@@ -365,26 +368,34 @@ func aliases(a, b []byte) bool {
 	return pa >= pb && pa < pb+uintptr(cap(b))
 }
 
-// deliver hands the decoded batches to the Sink in order.
-func (p *ParallelStreamDecoder) deliver() {
-	defer close(p.delivered)
-	pending := map[int]*pbatch{}
-	next := 0
-	for b := range p.done {
-		pending[b.seq] = b
-		for {
-			nb, ok := pending[next]
-			if !ok {
-				break
-			}
-			delete(pending, next)
-			next++
-			if p.panicked == nil {
-				p.deliverBatch(nb)
-			}
-			p.recycle(nb)
-		}
+// finished takes a decoded batch. Unless another worker is delivering,
+// it delivers, in order, every finished batch whose turn has come; the
+// Sink is so called by one goroutine at a time, in order, and a batch
+// finished while one is delivering is delivered by it.
+func (p *ParallelStreamDecoder) finished(b *pbatch) {
+	p.dmu.Lock()
+	p.pending[b.seq] = b
+	if p.delivering {
+		p.dmu.Unlock()
+		return
 	}
+	p.delivering = true
+	for {
+		nb, ok := p.pending[p.next]
+		if !ok {
+			break
+		}
+		delete(p.pending, p.next)
+		p.next++
+		p.dmu.Unlock()
+		if p.panicked == nil {
+			p.deliverBatch(nb)
+		}
+		p.recycle(nb)
+		p.dmu.Lock()
+	}
+	p.delivering = false
+	p.dmu.Unlock()
 }
 
 func (p *ParallelStreamDecoder) deliverBatch(b *pbatch) {
