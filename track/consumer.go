@@ -64,8 +64,8 @@ func (d *deliveries) find(k msgKey) *delivery {
 		return nil
 	}
 	if !d.unsorted && len(d.items) > smallDeliveries {
-		if d.items[len(d.items)-1].k.less(k) {
-			return nil // newer than every id
+		if d.items[len(d.items)-1].k.less(k) || k.less(d.items[0].k) {
+			return nil // newer than every id, or older (evicted)
 		}
 		if h := d.hint; h < len(d.items) && d.items[h].k == k {
 			d.hint = h + 1
@@ -225,7 +225,9 @@ func (t *Tracker) onAck(c *conn, f *decode.Frame, info *Info) {
 	// Partial batch acks (ack_set) may ack one MESSAGE several times: it
 	// is listed once.
 	if len(info.Acks) > 1 {
-		slices.Sort(info.Acks)
+		if !slices.IsSorted(info.Acks) { // acks list ids in delivery order
+			slices.Sort(info.Acks)
+		}
 		info.Acks = slices.Compact(info.Acks)
 	}
 	if t.rec != nil {

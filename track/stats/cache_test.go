@@ -1,8 +1,10 @@
 package stats
 
 import (
+	"math/rand"
 	"net/netip"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -145,11 +147,52 @@ func TestCollectorEntityChanges(t *testing.T) {
 	}
 }
 
-// TestSortDur checks the latency order the percentiles are read from.
-func TestSortDur(t *testing.T) {
-	d := []time.Duration{5, -1, 3, 3, 1 << 40, 0, 2}
-	sortDur(d)
-	if want := []time.Duration{-1, 0, 2, 3, 3, 5, 1 << 40}; !reflect.DeepEqual(d, want) {
-		t.Errorf("sorted %v, want %v", d, want)
+// TestPercentiles checks the selection against sorting and reading the
+// nearest rank, on shapes of input that trouble quickselects (sorted,
+// reversed, all equal, few values, organ pipes) and random ones, of every
+// small size and some large ones.
+func TestPercentiles(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	shapes := []struct {
+		name string
+		gen  func(i, n int) time.Duration
+	}{
+		{"random", func(int, int) time.Duration { return time.Duration(r.Int63n(1 << 40)) }},
+		{"sorted", func(i, _ int) time.Duration { return time.Duration(i) }},
+		{"reversed", func(i, n int) time.Duration { return time.Duration(n - i) }},
+		{"equal", func(int, int) time.Duration { return 7 }},
+		{"few values", func(int, int) time.Duration { return time.Duration(r.Intn(3)) * time.Millisecond }},
+		{"organ pipe", func(i, n int) time.Duration { return time.Duration(min(i, n-i)) }},
+		{"negative", func(int, int) time.Duration { return -time.Duration(r.Intn(1000)) }},
 	}
+	sizes := []int{1, 2, 3, 5, 10, 31, 32, 33, 64, 99, 100, 101, 1000, 4097, 100000}
+	for _, sh := range shapes {
+		for _, n := range sizes {
+			d := make([]time.Duration, n)
+			for i := range d {
+				d[i] = sh.gen(i, n)
+			}
+			sorted := slices.Clone(d)
+			slices.Sort(sorted)
+			want := [5]int64{sorted[0].Microseconds(), pct(sorted, 50), pct(sorted, 90), pct(sorted, 99), sorted[n-1].Microseconds()}
+			q, p50, p90, p99 := percentiles(d)
+			if got := [5]int64{q.min, p50, p90, p99, q.max}; got != want {
+				t.Errorf("%s, %d values: min p50 p90 p99 max %v, want %v", sh.name, n, got, want)
+			}
+			slices.Sort(d)
+			if !slices.Equal(d, sorted) {
+				t.Errorf("%s, %d values: the durations changed", sh.name, n)
+			}
+		}
+	}
+}
+
+// pct is the nearest-rank percentile of sorted durations, in microseconds
+// (the reference percentiles is checked against).
+func pct(d []time.Duration, p int) int64 {
+	i := (p*len(d) + 99) / 100
+	if i < 1 {
+		i = 1
+	}
+	return d[i-1].Microseconds()
 }

@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"math/bits"
 	"slices"
 	"sort"
 	"time"
@@ -158,9 +159,9 @@ func (c *Collector) Report() *Report {
 	addSRT := func(t cmdType, a *srtAcc) {
 		row := SRTRow{Request: t.String(), Count: len(a.lat), Unanswered: a.unanswered}
 		if len(a.lat) > 0 {
-			sortDur(a.lat)
-			row.MinUS, row.MaxUS = a.lat[0].Microseconds(), a.lat[len(a.lat)-1].Microseconds()
-			row.P50US, row.P90US, row.P99US = pct(a.lat, 50), pct(a.lat, 90), pct(a.lat, 99)
+			var q quantiles
+			q, row.P50US, row.P90US, row.P99US = percentiles(a.lat)
+			row.MinUS, row.MaxUS = q.min, q.max
 		}
 		r.SRT = append(r.SRT, row)
 	}
@@ -206,8 +207,7 @@ func (c *Collector) Report() *Report {
 		row := a.row
 		row.Compression = sortedKeys(a.cmp)
 		if len(a.lat) > 0 {
-			sortDur(a.lat)
-			row.P50US, row.P90US, row.P99US = pct(a.lat, 50), pct(a.lat, 90), pct(a.lat, 99)
+			_, row.P50US, row.P90US, row.P99US = percentiles(a.lat)
 		}
 		r.Producers = append(r.Producers, row)
 	}
@@ -221,15 +221,77 @@ func (c *Collector) Report() *Report {
 	return r
 }
 
-// sortDur sorts durations in increasing order (equal durations are
-// indistinguishable: any sort gives the same slice).
-func sortDur(d []time.Duration) { slices.Sort(d) }
+// quantiles are the smallest and largest of some durations, in
+// microseconds.
+type quantiles struct{ min, max int64 }
 
-// pct is the nearest-rank percentile of sorted durations, in microseconds.
-func pct(d []time.Duration, p int) int64 {
-	i := (p*len(d) + 99) / 100
-	if i < 1 {
-		i = 1
+// percentiles returns the extremes and the nearest-rank 50th, 90th and
+// 99th percentiles of d (not empty), in microseconds: what sorting d and
+// reading pct would give, by selection instead of a sort (a latency per
+// SEND: millions in a big capture). d is reordered.
+func percentiles(d []time.Duration) (q quantiles, p50, p90, p99 int64) {
+	lo, hi := d[0], d[0]
+	for _, v := range d {
+		lo, hi = min(lo, v), max(hi, v)
 	}
-	return d[i-1].Microseconds()
+	q = quantiles{lo.Microseconds(), hi.Microseconds()}
+	i99, i90, i50 := rank(len(d), 99), rank(len(d), 90), rank(len(d), 50)
+	// Each selection leaves nothing greater before its index: the next,
+	// lower rank is selected among what lies before it (which the
+	// selection reorders, so each value is read first).
+	nth(d, i99)
+	p99 = d[i99].Microseconds()
+	if i90 < i99 {
+		nth(d[:i99], i90)
+	}
+	p90 = d[i90].Microseconds()
+	if i50 < i90 {
+		nth(d[:i90], i50)
+	}
+	return q, d[i50].Microseconds(), p90, p99
+}
+
+// rank is the index, in sorted order, of the nearest-rank p-th percentile
+// of n values.
+func rank(n, p int) int {
+	return max((p*n+99)/100, 1) - 1
+}
+
+// nth reorders d so that d[k] holds the value sorting would put there,
+// nothing greater before it and nothing smaller after it: quickselect
+// with a median-of-three pivot and three-way partitions (runs of equal
+// latencies are common), sorting what is left when it is small or when
+// partitions keep coming out unbalanced.
+func nth(d []time.Duration, k int) {
+	lo, hi := 0, len(d)
+	for budget := 2*bits.Len(uint(len(d))) + 4; hi-lo > 32; budget-- {
+		if budget == 0 {
+			break
+		}
+		a, b, c := d[lo], d[lo+(hi-lo)/2], d[hi-1]
+		p := max(min(a, b), min(max(a, b), c)) // the median of the three
+		lt, i, gt := lo, lo, hi
+		for i < gt {
+			switch v := d[i]; {
+			case v < p:
+				d[lt], d[i] = v, d[lt]
+				lt++
+				i++
+			case v > p:
+				gt--
+				d[i], d[gt] = d[gt], v
+			default:
+				i++
+			}
+		}
+		switch {
+		case k < lt:
+			hi = lt
+		case k >= gt:
+			lo = gt
+		default:
+			return // d[lt:gt] are all p
+		}
+	}
+	slices.Sort(d[lo:hi])
 }
