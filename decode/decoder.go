@@ -99,6 +99,10 @@ type shaped[M proto.Message] struct {
 	m     M
 	shape []uint32
 	ok    bool
+	// of says m's shape is the one of template of at version ofVer (a
+	// shape comparison saved).
+	of    *mergeTemplate
+	ofVer uint64
 }
 
 // mergeOpts decodes into a message without resetting it first.
@@ -131,6 +135,7 @@ func unmarshalShaped[M proto.Message](d *Decoder, b, ext []byte, s *shaped[M], t
 	}
 	complete, err = d.unmarshal(b, s.m)
 	s.ok = ok && complete && err == nil
+	s.of = nil
 	if s.ok {
 		s.shape = append(s.shape[:0], d.shapeBuf...)
 		d.newTemplate(s.m, b, tm)
@@ -154,16 +159,19 @@ func replayShaped[M proto.Message](d *Decoder, b, ext []byte, s *shaped[M], tm *
 			tm.t[0], tm.t[1] = t, tm.t[0]
 		}
 		t.hits++
-		if !s.ok || !slices.Equal(s.shape, t.shape) {
+		if !s.ok || (s.of != t || s.ofVer != t.ver) && !slices.Equal(s.shape, t.shape) {
 			// s.m holds another shape: b, of the template's shape (and
 			// so clean), is decoded into it afresh.
 			complete, err = d.unmarshal(b, s.m)
 			s.ok = complete && err == nil
+			s.of = nil
 			if s.ok {
 				s.shape = append(s.shape[:0], t.shape...)
+				s.of, s.ofVer = t, t.ver
 			}
 			return true, s.ok, complete, err
 		}
+		s.of, s.ofVer = t, t.ver
 		var ok bool
 		if d.ptrBuf, ok = t.apply(b, reflectPointer(s.m), d.ptrBuf); ok {
 			d.merged++

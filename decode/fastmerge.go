@@ -169,7 +169,8 @@ func goScalarType(k protoreflect.Kind) reflect.Kind {
 type mergeTemplate struct {
 	wireTemplate
 	shape []uint32
-	hits  int // messages it matched since it was made
+	hits  int    // messages it matched since it was made
+	ver   uint64 // counts builds: a message shaped by an older one is compared again
 	// cmdType is a command's type, when it has the one sub-command of
 	// that type (-2 otherwise); -1 for other messages.
 	cmdType int32
@@ -216,6 +217,7 @@ const templateMaxBytes = 256
 // when b has something a template cannot replay.
 func (t *mergeTemplate) build(ws *wireSchema, l *goLayout, b []byte, shape []uint32) bool {
 	t.valid = false
+	t.ver++
 	t.stores, t.strs, t.nested = t.stores[:0], t.strs[:0], t.nested[:0]
 	if len(b) > templateMaxBytes || l == nil {
 		return false
