@@ -107,6 +107,12 @@ func NewParallelStreamDecoder(sink Sink, opts Options, workers int) *ParallelStr
 		workers = runtime.GOMAXPROCS(0)
 	}
 	p := &ParallelStreamDecoder{sink: sink, opts: opts.withDefaults(), maxItems: parMaxItems, maxRaw: parMaxRaw, budget: parBudget}
+	if opts.SkipPayloadContents {
+		// Frames cost a fraction of their full decoding: batches twice
+		// as big keep what a batch costs to hand over (waking a worker)
+		// small beside its work (docs/benchmarks.md).
+		p.maxItems, p.maxRaw = 2*parMaxItems, 2*parMaxRaw
+	}
 	if workers < 2 {
 		p.StreamDecoder = NewStreamDecoder(sink, opts)
 		return p
