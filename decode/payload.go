@@ -107,7 +107,7 @@ func (d *Decoder) decodePayload(f *Frame, rest []byte, base int) {
 		d.validate(md, rest[mstart:mend], "metadata", -1, complete)
 		d.check.flush(f)
 	}
-	d.decodeMessage(f, md)
+	d.decodeMessage(f, md, clean)
 }
 
 func (d *Decoder) oldStyleMetadata(rest []byte) *pulsarapi.MessageMetadata {
@@ -162,16 +162,18 @@ func hasUnknownField(b []byte, num protowire.Number) bool {
 	return false
 }
 
-// decodeMessage decompresses the payload and splits batches.
-func (d *Decoder) decodeMessage(f *Frame, md *pulsarapi.MessageMetadata) {
+// decodeMessage decompresses the payload and splits batches. clean says
+// md's bytes were clean (wireSchema.clean): no unknown field, every enum
+// value known, so the codec is one of the schema's.
+func (d *Decoder) decodeMessage(f *Frame, md *pulsarapi.MessageMetadata, clean bool) {
 	const compressionField = 8
-	if hasUnknownField(md.ProtoReflect().GetUnknown(), compressionField) {
+	if !clean && hasUnknownField(md.ProtoReflect().GetUnknown(), compressionField) {
 		f.addProblem(CodeUnknownCompression, "compression codec not in the schema; payload left undecoded")
 		return
 	}
 	if d.opts.SkipPayloadContents {
 		// The codec is metadata: still checked.
-		if c := md.GetCompression(); pulsarapi.CompressionType_name[int32(c)] == "" {
+		if c := md.GetCompression(); !clean && pulsarapi.CompressionType_name[int32(c)] == "" {
 			f.addProblem(CodeUnknownCompression, "compression %d not supported", int32(c))
 		}
 		return
