@@ -99,8 +99,9 @@ type shaped[M proto.Message] struct {
 	m     M
 	shape []uint32
 	ok    bool
-	// of says m's shape is the one of template of at version ofVer (a
-	// shape comparison saved).
+	// of says m holds a message that matched template of at version
+	// ofVer: its shape, and its enum and fixed values (a shape
+	// comparison and their stores saved).
 	of    *mergeTemplate
 	ofVer uint64
 }
@@ -127,6 +128,7 @@ func unmarshalShaped[M proto.Message](d *Decoder, b, ext []byte, s *shaped[M], t
 	var ok bool
 	d.shapeBuf, ok = d.schema(s.m).shape(b, 0, d.shapeBuf[:0])
 	if ok && s.ok && slices.Equal(d.shapeBuf, s.shape) {
+		s.of = nil // b did not match it: another enum value, maybe
 		if mergeOpts.Unmarshal(b, s.m) == nil {
 			d.merged++
 			d.newTemplate(s.m, b, tm)
@@ -159,7 +161,8 @@ func replayShaped[M proto.Message](d *Decoder, b, ext []byte, s *shaped[M], tm *
 			tm.t[0], tm.t[1] = t, tm.t[0]
 		}
 		t.hits++
-		if !s.ok || (s.of != t || s.ofVer != t.ver) && !slices.Equal(s.shape, t.shape) {
+		held := s.ok && s.of == t && s.ofVer == t.ver
+		if !s.ok || !held && !slices.Equal(s.shape, t.shape) {
 			// s.m holds another shape: b, of the template's shape (and
 			// so clean), is decoded into it afresh.
 			complete, err = d.unmarshal(b, s.m)
@@ -173,7 +176,7 @@ func replayShaped[M proto.Message](d *Decoder, b, ext []byte, s *shaped[M], tm *
 		}
 		s.of, s.ofVer = t, t.ver
 		var ok bool
-		if d.ptrBuf, ok = t.apply(b, reflectPointer(s.m), d.ptrBuf); ok {
+		if d.ptrBuf, ok = t.apply(b, reflectPointer(s.m), held, d.ptrBuf); ok {
 			d.merged++
 			d.replayed++
 			return true, true, true, nil

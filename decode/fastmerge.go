@@ -3,6 +3,7 @@ package decode
 import (
 	"encoding/binary"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -176,6 +177,7 @@ type mergeTemplate struct {
 	cmdType int32
 	nested  []goPointer // the nested messages, each after its parent
 	stores  []varintStore
+	nvar    int    // stores[:nvar] are not fixed
 	strs    []span // string contents, which must be equal
 }
 
@@ -194,6 +196,7 @@ type varintStore struct {
 	len   uint32    // of a string or bytes value
 	n     uint8     // of a varint
 	kind  varintKind
+	fixed bool // the value's bytes are the template's (an enum, a fixed32 or fixed64)
 }
 
 type span struct{ off, n int }
@@ -226,6 +229,22 @@ func (t *mergeTemplate) build(ws *wireSchema, l *goLayout, b []byte, shape []uin
 	t.mask = t.mask[:0]
 	if !t.walk(ws, l, b, 0, -1, 0) {
 		return false
+	}
+	// The values a matching message may change first, those it cannot
+	// last (apply skips them when the message already holds them). A
+	// field's stores stay in wire order: they are all on one side.
+	slices.SortStableFunc(t.stores, func(a, b varintStore) int {
+		switch {
+		case a.fixed == b.fixed:
+			return 0
+		case b.fixed:
+			return -1
+		}
+		return 1
+	})
+	t.nvar = len(t.stores)
+	for t.nvar > 0 && t.stores[t.nvar-1].fixed {
+		t.nvar--
 	}
 	t.shape = append(t.shape[:0], shape...)
 	t.wprev, t.wmask = t.wprev[:0], t.wmask[:0]
@@ -293,6 +312,7 @@ func (t *mergeTemplate) walk(ws *wireSchema, l *goLayout, b []byte, base int, pa
 		case typ == protowire.VarintType && m < 10 && g.kind >= kindUint64 && g.kind <= kindBool:
 			if f.enum != nil {
 				fixed(m) // the value must stay one of the enum's
+				store.fixed = true
 			} else {
 				for j := 0; j < m; j++ {
 					t.mask = append(t.mask, 0x80) // the continuation bit stays
@@ -308,6 +328,7 @@ func (t *mergeTemplate) walk(ws *wireSchema, l *goLayout, b []byte, base int, pa
 			store.len = uint32(m - k)
 		case typ == protowire.Fixed32Type && g.kind == kindFixed32, typ == protowire.Fixed64Type && g.kind == kindFixed64:
 			fixed(m)
+			store.fixed = true
 		default:
 			return false
 		}
@@ -320,10 +341,12 @@ func (t *mergeTemplate) walk(ws *wireSchema, l *goLayout, b []byte, base int, pa
 // apply stores the fields of b, which matched t, into the Go message at
 // root, which holds a message of t's shape: the result is that of merging
 // b into it (each field overwritten; strings and bytes allocated only when
-// they differ from the ones held). ptrs is scratch. It reports false when
-// a pointer it follows is nil (root does not hold t's shape), having
-// stored only part of b.
-func (t *mergeTemplate) apply(b []byte, root unsafe.Pointer, ptrs []unsafe.Pointer) ([]unsafe.Pointer, bool) {
+// they differ from the ones held). held says root holds a message that
+// matched t (this version of it): its fixed values are t's already and
+// are not stored again. ptrs is scratch. It reports false when a pointer
+// it follows is nil (root does not hold t's shape), having stored only
+// part of b.
+func (t *mergeTemplate) apply(b []byte, root unsafe.Pointer, held bool, ptrs []unsafe.Pointer) ([]unsafe.Pointer, bool) {
 	ptrs = ptrs[:0]
 	parent := func(g goPointer) unsafe.Pointer {
 		if g.parent >= 0 {
@@ -338,8 +361,12 @@ func (t *mergeTemplate) apply(b []byte, root unsafe.Pointer, ptrs []unsafe.Point
 		}
 		ptrs = append(ptrs, p)
 	}
-	for i := range t.stores {
-		s := &t.stores[i]
+	stores := t.stores
+	if held {
+		stores = stores[:t.nvar]
+	}
+	for i := range stores {
+		s := &stores[i]
 		at := unsafe.Add(parent(s.field), s.field.off)
 		if s.kind == kindBytes {
 			v := b[s.off : s.off+s.len]
