@@ -37,14 +37,7 @@ func BenchmarkSourceNext(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for {
-			if _, err := src.Next(context.Background()); err != nil {
-				if err != io.EOF {
-					b.Fatal(err)
-				}
-				break
-			}
-		}
+		drain(b, src)
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "packets/s")
 	if cpu1, ok := processCPUTime(); ok && cpuOK {
@@ -88,14 +81,7 @@ func BenchmarkSourceNextFile(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for {
-			if _, err := src.Next(context.Background()); err != nil {
-				if err != io.EOF {
-					b.Fatal(err)
-				}
-				break
-			}
-		}
+		drain(b, src)
 		n += src.Stats().Packets
 		src.Close()
 	}
@@ -104,5 +90,17 @@ func BenchmarkSourceNextFile(b *testing.B) {
 	// steadier than wall time when other processes share the cores.
 	if cpu1, ok := processCPUTime(); ok && cpuOK {
 		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
+	}
+}
+
+// drain reads src to its end.
+func drain(b *testing.B, src *Source) {
+	for {
+		if _, err := src.Next(context.Background()); err != nil {
+			if err != io.EOF {
+				b.Fatal(err)
+			}
+			return
+		}
 	}
 }

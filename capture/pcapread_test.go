@@ -153,14 +153,7 @@ func TestPcapReaderMatchesPcapgo(t *testing.T) {
 		name := filepath.Base(path)
 		comparePcap(t, name, data)
 		// As a regular file, as Open reads it.
-		n, err := compareRecords(name, func() io.Reader {
-			f, err := os.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { f.Close() })
-			return f
-		})
+		n, err := compareRecords(name, fileOpener(t, path))
 		if err != nil {
 			t.Errorf("%s (file): %v", name, err)
 		}
@@ -310,17 +303,22 @@ func TestPcapReaderMatchesPcapgoLarge(t *testing.T) {
 		t.Skip("PULSARSCOPE_BENCH_PCAP not set")
 	}
 	for _, path := range strings.Split(env, ",") {
-		n, err := compareRecords(path, func() io.Reader {
-			f, err := os.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { f.Close() })
-			return f
-		})
+		n, err := compareRecords(path, fileOpener(t, path))
 		if err != nil {
 			t.Errorf("%s: %v", path, err)
 		}
 		t.Logf("%s: %d records compared", path, n)
+	}
+}
+
+// fileOpener returns a function opening path, closed at the test's end.
+func fileOpener(t *testing.T, path string) func() io.Reader {
+	return func() io.Reader {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
 	}
 }

@@ -247,21 +247,7 @@ func (t *mergeTemplate) build(ws *wireSchema, l *goLayout, b []byte, shape []uin
 		t.nvar--
 	}
 	t.shape = append(t.shape[:0], shape...)
-	t.wprev, t.wmask = t.wprev[:0], t.wmask[:0]
-	for i := 0; i < len(b); i += 8 {
-		var pw, mw [8]byte
-		copy(pw[:], b[i:])
-		copy(mw[:], t.mask[i:])
-		t.wprev = append(t.wprev, binary.LittleEndian.Uint64(pw[:]))
-		t.wmask = append(t.wmask, binary.LittleEndian.Uint64(mw[:]))
-	}
-	t.w0, t.w1, t.m0, t.m1 = 0, 0, 0, 0
-	if len(t.wprev) > 0 {
-		t.w0, t.m0 = t.wprev[0], t.wmask[0]
-	}
-	if len(t.wprev) > 1 {
-		t.w1, t.m1 = t.wprev[1], t.wmask[1]
-	}
+	t.words()
 	t.short, t.hi, t.wantLen = false, 0, 0
 	t.hits = 0
 	t.valid = true

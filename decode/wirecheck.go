@@ -502,10 +502,21 @@ func (t *wireTemplate) build(ws *wireSchema, b []byte, want protowire.Number) {
 		}
 		p += m
 	}
+	t.words()
+	t.short = len(b) <= 16 && (t.wantLen == 1 || t.wantLen == 2)
+	t.hi = 0
+	if t.wantLen == 2 {
+		t.hi = ^uint64(0)
+	}
+	t.valid = true
+}
+
+// words fills wprev, wmask and their first two words from prev and mask.
+func (t *wireTemplate) words() {
 	t.wprev, t.wmask = t.wprev[:0], t.wmask[:0]
-	for i := 0; i < len(b); i += 8 {
+	for i := 0; i < len(t.prev); i += 8 {
 		var pw, mw [8]byte
-		copy(pw[:], b[i:])
+		copy(pw[:], t.prev[i:])
 		copy(mw[:], t.mask[i:])
 		t.wprev = append(t.wprev, binary.LittleEndian.Uint64(pw[:]))
 		t.wmask = append(t.wmask, binary.LittleEndian.Uint64(mw[:]))
@@ -517,12 +528,6 @@ func (t *wireTemplate) build(ws *wireSchema, b []byte, want protowire.Number) {
 	if len(t.wprev) > 1 {
 		t.w1, t.m1 = t.wprev[1], t.wmask[1]
 	}
-	t.short = len(b) <= 16 && (t.wantLen == 1 || t.wantLen == 2)
-	t.hi = 0
-	if t.wantLen == 2 {
-		t.hi = ^uint64(0)
-	}
-	t.valid = true
 }
 
 // match reports whether b has the template's shape (and so is clean),
