@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/pulsarscope/pulsarscope/internal/cputime"
 )
 
 // benchCapture returns a pcap of n Ethernet/IPv4/TCP frames of 1448-byte
@@ -31,7 +33,7 @@ func BenchmarkSourceNext(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0, cpuOK := processCPUTime()
+	cpu0, cpuOK := cputime.Process()
 	for i := 0; i < b.N; i++ {
 		src, err := OpenReader("bench", bytes.NewReader(data))
 		if err != nil {
@@ -40,7 +42,7 @@ func BenchmarkSourceNext(b *testing.B) {
 		drain(b, src)
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "packets/s")
-	if cpu1, ok := processCPUTime(); ok && cpuOK {
+	if cpu1, ok := cputime.Process(); ok && cpuOK {
 		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
 	}
 }
@@ -75,7 +77,7 @@ func BenchmarkSourceNextFile(b *testing.B) {
 	b.SetBytes(fi.Size())
 	b.ReportAllocs()
 	var n int64
-	cpu0, cpuOK := processCPUTime()
+	cpu0, cpuOK := cputime.Process()
 	for b.Loop() {
 		src, err := Open(path)
 		if err != nil {
@@ -88,7 +90,7 @@ func BenchmarkSourceNextFile(b *testing.B) {
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "packets/s")
 	// CPU time of the whole process (the garbage collector's included):
 	// steadier than wall time when other processes share the cores.
-	if cpu1, ok := processCPUTime(); ok && cpuOK {
+	if cpu1, ok := cputime.Process(); ok && cpuOK {
 		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
 	}
 }

@@ -1,8 +1,0 @@
-//go:build !unix
-
-package capture
-
-import "time"
-
-// processCPUTime is not measured on this platform.
-func processCPUTime() (time.Duration, bool) { return 0, false }
