@@ -1,6 +1,7 @@
 package track
 
 import (
+	"fmt"
 	"math/rand"
 	"testing"
 )
@@ -39,18 +40,8 @@ func TestDeliveriesFind(t *testing.T) {
 			found := 0
 			for i := 0; i < 600; i++ {
 				k := tc.next(r, i)
-				want := -1
-				for j := range model {
-					if model[j].k == k {
-						want = j
-					}
-				}
-				got := d.find(k)
+				got, want := findChecked(t, fmt.Sprintf("step %d", i), d, model, k)
 				switch {
-				case want < 0 && got != nil:
-					t.Fatalf("step %d: %v found (frame %d), not delivered", i, k, got.n)
-				case want >= 0 && (got == nil || got.n != model[want].n):
-					t.Fatalf("step %d: %v not found or wrong (%v), want frame %d", i, k, got, model[want].n)
 				case want >= 0:
 					found++
 					got.n, model[want].n = i, i // a redelivery, as onMessage does
@@ -85,19 +76,7 @@ func TestDeliveriesAcks(t *testing.T) {
 		var model []delivery
 		next, cursor := 0, 0
 		lookup := func(step int, k msgKey) {
-			want := -1
-			for j := range model {
-				if model[j].k == k {
-					want = j
-				}
-			}
-			got := d.find(k)
-			switch {
-			case want < 0 && got != nil:
-				t.Fatalf("limit %d, step %d: %v found, not delivered or evicted", limit, step, k)
-			case want >= 0 && (got == nil || got.n != model[want].n):
-				t.Fatalf("limit %d, step %d: %v not found or wrong (%v), want frame %d", limit, step, k, got, model[want].n)
-			}
+			findChecked(t, fmt.Sprintf("limit %d, step %d", limit, step), d, model, k)
 		}
 		for step := 0; step < 5000; step++ {
 			for n := r.Intn(4); n > 0; n-- {
@@ -126,4 +105,25 @@ func TestDeliveriesAcks(t *testing.T) {
 			}
 		}
 	}
+}
+
+// findChecked finds k in d and checks the result against the plain model
+// (the ids kept, searched one by one): the delivery found, and k's index
+// in the model (-1: absent).
+func findChecked(t *testing.T, where string, d *deliveries, model []delivery, k msgKey) (*delivery, int) {
+	t.Helper()
+	want := -1
+	for j := range model {
+		if model[j].k == k {
+			want = j
+		}
+	}
+	got := d.find(k)
+	switch {
+	case want < 0 && got != nil:
+		t.Fatalf("%s: %v found (frame %d), not delivered or evicted", where, k, got.n)
+	case want >= 0 && (got == nil || got.n != model[want].n):
+		t.Fatalf("%s: %v not found or wrong (%v), want frame %d", where, k, got, model[want].n)
+	}
+	return got, want
 }
