@@ -41,8 +41,7 @@ func TestDeliveriesFind(t *testing.T) {
 			for i := 0; i < 600; i++ {
 				k := tc.next(r, i)
 				got, want := findChecked(t, fmt.Sprintf("step %d", i), d, model, k)
-				switch {
-				case want >= 0:
+				if want >= 0 {
 					found++
 					got.n, model[want].n = i, i // a redelivery, as onMessage does
 					continue
