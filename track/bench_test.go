@@ -8,6 +8,7 @@ import (
 
 	"github.com/pulsarscope/pulsarscope/capture"
 	"github.com/pulsarscope/pulsarscope/decode"
+	"github.com/pulsarscope/pulsarscope/internal/cputime"
 	"github.com/pulsarscope/pulsarscope/reassembly"
 )
 
@@ -98,12 +99,12 @@ func BenchmarkTrackOverhead(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			var plain, tracked, plainCPU, trackedCPU time.Duration
 			replay := func(sink decode.Sink, wall, cpu *time.Duration) {
-				t0, c0 := time.Now(), cpuNow()
+				t0, c0 := time.Now(), cputime.Now()
 				sd := decode.NewStreamDecoder(sink, decode.Options{})
 				for _, c := range r.calls {
 					c(sd)
 				}
-				*cpu += cpuNow() - c0
+				*cpu += cputime.Now() - c0
 				*wall += time.Since(t0)
 			}
 			for i := 0; i < b.N; i++ {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pulsarscope/pulsarscope/capture"
 	"github.com/pulsarscope/pulsarscope/decode"
+	"github.com/pulsarscope/pulsarscope/internal/cputime"
 	"github.com/pulsarscope/pulsarscope/reassembly"
 	"github.com/pulsarscope/pulsarscope/track"
 )
@@ -178,11 +179,11 @@ func BenchmarkStatsFrame(b *testing.B) {
 				var m0, m1 runtime.MemStats
 				runtime.ReadMemStats(&m0)
 				b.ResetTimer()
-				c0 := cpuNow()
+				c0 := cputime.Now()
 				for i := 0; i < b.N; i++ {
 					bc.run()
 				}
-				cpu := cpuNow() - c0
+				cpu := cputime.Now() - c0
 				b.StopTimer()
 				runtime.ReadMemStats(&m1)
 				frames := float64(b.N) * float64(t.frames)
