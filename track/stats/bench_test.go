@@ -1,17 +1,14 @@
 package stats
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
-	"time"
 
-	"github.com/pulsarscope/pulsarscope/capture"
 	"github.com/pulsarscope/pulsarscope/decode"
 	"github.com/pulsarscope/pulsarscope/internal/cputime"
-	"github.com/pulsarscope/pulsarscope/reassembly"
+	"github.com/pulsarscope/pulsarscope/internal/replay"
 	"github.com/pulsarscope/pulsarscope/track"
 )
 
@@ -25,9 +22,9 @@ const benchPcapEnv = "PULSARSCOPE_BENCH_PCAP"
 type tape struct {
 	items  []tapeItem
 	frames int
-	// calls are the reassembled stream's calls, to replay through a
+	// rec is the reassembled stream's calls, to replay through a
 	// decoder.
-	calls []func(h reassembly.Handler)
+	rec *replay.Recording
 }
 
 // statsDecode is how 'pulsarscope stats' decodes (cli.statsDecoding).
@@ -56,37 +53,15 @@ func (t *tape) Frame(f *decode.Frame) {
 
 func (t *tape) Event(e *decode.Event) { t.items = append(t.items, tapeItem{e: e}) }
 
-// recorder records the reassembled calls of a capture.
-type recorder struct{ calls []func(h reassembly.Handler) }
-
-func (r *recorder) Open(c *reassembly.Conn) {
-	r.calls = append(r.calls, func(h reassembly.Handler) { h.Open(c) })
-}
-func (r *recorder) Data(c *reassembly.Conn, d reassembly.Dir, data []byte, ts time.Time) {
-	b := append([]byte(nil), data...)
-	r.calls = append(r.calls, func(h reassembly.Handler) { h.Data(c, d, b, ts) })
-}
-func (r *recorder) Gap(c *reassembly.Conn, d reassembly.Dir, n int64, ts time.Time) {
-	r.calls = append(r.calls, func(h reassembly.Handler) { h.Gap(c, d, n, ts) })
-}
-func (r *recorder) Close(c *reassembly.Conn, why reassembly.CloseReason, ts time.Time) {
-	r.calls = append(r.calls, func(h reassembly.Handler) { h.Close(c, why, ts) })
-}
-
 // recordTape reassembles a capture, keeping the calls, and decodes them
 // as 'pulsarscope stats' does, keeping every frame and event
 // (decode.Options.Retain).
 func recordTape(b *testing.B, path string) *tape {
-	src, err := capture.Open(path)
+	r, err := replay.Record(path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer src.Close()
-	r := &recorder{}
-	if err := reassembly.New(r, reassembly.Options{Ports: []uint16{6650}}).Run(context.Background(), src); err != nil {
-		b.Fatal(err)
-	}
-	t := &tape{calls: r.calls}
+	t := &tape{rec: r}
 	opts := statsDecode
 	opts.Retain = true
 	t.decode(t, opts)
@@ -98,10 +73,7 @@ func recordTape(b *testing.B, path string) *tape {
 
 // decode replays the reassembled calls through a decoder into sink.
 func (t *tape) decode(sink decode.Sink, opts decode.Options) {
-	sd := decode.NewStreamDecoder(sink, opts)
-	for _, c := range t.calls {
-		c(sd)
-	}
+	t.rec.Replay(decode.NewStreamDecoder(sink, opts))
 }
 
 func (t *tape) replay(sink track.Sink) *track.Tracker {
