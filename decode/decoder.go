@@ -121,9 +121,12 @@ var mergeOpts = proto.UnmarshalOptions{Merge: true, AllowPartial: true}
 // Otherwise s.m is reset and decoded as unmarshal does. clean says b is
 // clean (wireSchema.clean): complete, without unknown fields, nothing for
 // validate to find. ext is b and the bytes that follow it in memory.
-func unmarshalShaped[M proto.Message](d *Decoder, b, ext []byte, s *shaped[M], tm *templates, typ int32) (clean, complete bool, err error) {
-	if done, clean, complete, err := replayShaped(d, b, ext, s, tm, typ); done {
-		return clean, complete, err
+// replay false skips the templates (the caller tried them).
+func unmarshalShaped[M proto.Message](d *Decoder, b, ext []byte, s *shaped[M], tm *templates, typ int32, replay bool) (clean, complete bool, err error) {
+	if replay { // false: the caller tried tm already, and none matched
+		if done, clean, complete, err := replayShaped(d, b, ext, s, tm, typ); done {
+			return clean, complete, err
+		}
 	}
 	var ok bool
 	d.shapeBuf, ok = d.schema(s.m).shape(b, 0, d.shapeBuf[:0])
@@ -475,6 +478,7 @@ func typeName(t pulsarapi.BaseCommand_Type) string {
 // decodeCommand parses and validates the BaseCommand.
 // ext is b and the bytes that follow it in memory.
 func (d *Decoder) decodeCommand(f *Frame, b, ext []byte) {
+	tried := int32(-1) // the type whose templates b was tried against
 	if !d.opts.Retain && len(b) >= 2 && len(b) <= shapedMaxBytes && b[0] == 1<<3|byte(protowire.VarintType) && b[1] < 0x80 {
 		// The type comes first (as every client writes it): a command
 		// that matches a template of its type has the template's one
@@ -482,9 +486,13 @@ func (d *Decoder) decodeCommand(f *Frame, b, ext []byte) {
 		t := pulsarapi.BaseCommand_Type(b[1])
 		if tm := d.cmdTemplates(t); tm != nil {
 			s := d.fb.cmdFor(t)
-			if done, clean, _, err := replayShaped(d, b, ext, s, tm, int32(t)); done && clean && err == nil {
+			done, clean, _, err := replayShaped(d, b, ext, s, tm, int32(t))
+			if done && clean && err == nil {
 				f.Type, f.Command = t, s.m
 				return
+			}
+			if !done {
+				tried = int32(t)
 			}
 		}
 	}
@@ -513,7 +521,7 @@ func (d *Decoder) decodeCommand(f *Frame, b, ext []byte) {
 		complete, err = d.unmarshal(b, cmd)
 	case s != nil:
 		cmd = s.m
-		clean, complete, err = unmarshalShaped(d, b, ext, s, tm, t)
+		clean, complete, err = unmarshalShaped(d, b, ext, s, tm, t, t != tried)
 	default:
 		if d.fb.cmd == nil {
 			d.fb.cmd = new(pulsarapi.BaseCommand)

@@ -92,7 +92,7 @@ func (d *Decoder) decodePayload(f *Frame, rest []byte, base int) {
 		case mend-mstart <= shapedMaxBytes:
 			s := d.shapedMetadata()
 			md = s.m
-			clean, complete, err = unmarshalShaped(d, rest[mstart:mend], rest[mstart:], s, &d.tmpl[len(shapedTypes)], -1)
+			clean, complete, err = unmarshalShaped(d, rest[mstart:mend], rest[mstart:], s, &d.tmpl[len(shapedTypes)], -1, true)
 		default:
 			md = d.newMetadata()
 			complete, err = d.unmarshal(rest[mstart:mend], md)
