@@ -35,104 +35,149 @@ const smallDeliveries = 16
 // is known to be new at a glance. Once one arrives out of order, index
 // maps every id to its position plus base (the number of ids evicted);
 // few ids are searched linearly.
+//
+// The ids lie in blocks of delBlock (the first one grows to that size by
+// doubling): a consumer of a million messages adds blocks, never copies
+// its ids to a bigger array (whose growth, by append, touched fresh
+// memory for five times the ids kept), and a block emptied by evictions
+// takes the next ids.
 type deliveries struct {
-	items    []delivery
-	index    map[msgKey]int
-	unsorted bool // an id arrived out of order: index is in use
+	blocks [][]delivery // all full but the last; blocks[0] from start
+	start  int          // position of the oldest id in blocks[0]
+	n      int          // ids kept
+	spare  []delivery   // an emptied block, for the next one
+	index  map[msgKey]int
+	// unsorted is set once an id arrived out of order: index is in use.
+	unsorted bool
 	base     int
 	// overflow is set once ids were evicted: acks are no longer checked.
 	overflow bool
-	// buf is the array items lies in, front the ids evicted from its
-	// start: once there are enough of them, items moves back to the start
-	// instead of growing (at the cap, every new id evicts one).
-	buf   []delivery
-	front int
 	// hint is where the id after the last one found would be: acks list
 	// ids in the order they were delivered.
 	hint int
 }
 
+// delBlock is the number of ids in a block of deliveries.
+const (
+	delBlockBits = 10
+	delBlock     = 1 << delBlockBits
+)
+
 func (k msgKey) less(o msgKey) bool {
 	return k.ledger < o.ledger || (k.ledger == o.ledger && k.entry < o.entry)
+}
+
+// len is the number of ids kept.
+func (d *deliveries) len() int { return d.n }
+
+// at is the i-th id kept, the oldest first (0 <= i < d.len()).
+func (d *deliveries) at(i int) *delivery {
+	j := d.start + i
+	return &d.blocks[j>>delBlockBits][j&(delBlock-1)]
 }
 
 func (d *deliveries) find(k msgKey) *delivery {
 	if d.index != nil {
 		if i, ok := d.index[k]; ok {
-			return &d.items[i-d.base]
+			return d.at(i - d.base)
 		}
 		return nil
 	}
-	if !d.unsorted && len(d.items) > smallDeliveries {
-		if d.items[len(d.items)-1].k.less(k) || k.less(d.items[0].k) {
+	if !d.unsorted && d.n > smallDeliveries {
+		if d.at(d.n-1).k.less(k) || k.less(d.at(0).k) {
 			return nil // newer than every id, or older (evicted)
 		}
-		if h := d.hint; h < len(d.items) && d.items[h].k == k {
-			d.hint = h + 1
-			return &d.items[h]
+		if h := d.hint; h < d.n {
+			if dl := d.at(h); dl.k == k {
+				d.hint = h + 1
+				return dl
+			}
 		}
-		i, j := 0, len(d.items)
+		i, j := 0, d.n
 		for i < j {
 			h := int(uint(i+j) >> 1)
-			if d.items[h].k.less(k) {
+			if d.at(h).k.less(k) {
 				i = h + 1
 			} else {
 				j = h
 			}
 		}
-		if i < len(d.items) && d.items[i].k == k {
-			d.hint = i + 1
-			return &d.items[i]
+		if i < d.n {
+			if dl := d.at(i); dl.k == k {
+				d.hint = i + 1
+				return dl
+			}
 		}
 		return nil
 	}
-	for i := range d.items {
-		if d.items[i].k == k {
-			return &d.items[i]
+	for i := 0; i < d.n; i++ {
+		if dl := d.at(i); dl.k == k {
+			return dl
 		}
 	}
 	return nil
 }
 
 func (d *deliveries) add(k msgKey, n int) {
-	if d.items == nil {
-		d.items = make([]delivery, 0, 4) // one allocation for the first few
-		d.buf, d.front = d.items, 0
-	}
-	full := len(d.items) == cap(d.items)
-	if full && d.front > 0 && d.front >= len(d.items)/4 {
-		// Back to the start of buf: the ids stay in order, and
-		// positions in items (index minus base, hint) do not change.
-		d.items = d.buf[:copy(d.buf[:cap(d.buf)], d.items)]
-		d.front, full = 0, false
-	}
-	if !d.unsorted && len(d.items) > 0 && !d.items[len(d.items)-1].k.less(k) {
+	if !d.unsorted && d.n > 0 && !d.at(d.n-1).k.less(k) {
 		d.unsorted = true
 	}
-	d.items = append(d.items, delivery{k: k, n: n})
-	if full {
-		d.buf, d.front = d.items, 0 // a new array
-	}
+	d.push(delivery{k: k, n: n})
 	switch {
 	case d.index != nil:
-		d.index[k] = d.base + len(d.items) - 1
-	case d.unsorted && len(d.items) > smallDeliveries:
-		d.index = make(map[msgKey]int, 2*len(d.items))
-		for i, it := range d.items {
-			d.index[it.k] = d.base + i
+		d.index[k] = d.base + d.n - 1
+	case d.unsorted && d.n > smallDeliveries:
+		d.index = make(map[msgKey]int, 2*d.n)
+		for i := 0; i < d.n; i++ {
+			d.index[d.at(i).k] = d.base + i
 		}
 	}
 }
 
+// push adds v after the newest id.
+func (d *deliveries) push(v delivery) {
+	if len(d.blocks) == 0 {
+		b := d.spare
+		if b == nil {
+			b = make([]delivery, 0, 4) // one allocation for the first few
+		}
+		d.blocks, d.spare = append(d.blocks, b), nil
+	}
+	last := &d.blocks[len(d.blocks)-1]
+	if len(*last) == cap(*last) {
+		if c := cap(*last); c < delBlock {
+			// The first block, growing: positions in it stay.
+			nb := make([]delivery, len(*last), min(2*c, delBlock))
+			copy(nb, *last)
+			*last = nb
+		} else {
+			b := d.spare
+			if b == nil {
+				b = make([]delivery, 0, delBlock)
+			}
+			d.blocks, d.spare = append(d.blocks, b), nil
+			last = &d.blocks[len(d.blocks)-1]
+		}
+	}
+	*last = append(*last, v)
+	d.n++
+}
+
 func (d *deliveries) evictOldest() {
 	if d.index != nil {
-		delete(d.index, d.items[0].k)
+		delete(d.index, d.at(0).k)
 	}
-	d.items = d.items[1:]
+	d.start++
+	d.n--
 	d.base++
-	d.front++
 	if d.hint > 0 {
 		d.hint--
+	}
+	if d.start == delBlock {
+		d.spare = d.blocks[0][:0]
+		d.blocks[0] = nil
+		d.blocks = d.blocks[1:]
+		d.start = 0
 	}
 }
 
@@ -180,7 +225,7 @@ func (t *Tracker) onMessage(c *conn, f *decode.Frame, info *Info) {
 		return
 	}
 	d.add(k, f.N)
-	if len(d.items) > t.opts.MaxDelivered {
+	if d.len() > t.opts.MaxDelivered {
 		d.evictOldest()
 		if !d.overflow {
 			d.overflow = true
@@ -202,8 +247,8 @@ func (t *Tracker) onAck(c *conn, f *decode.Frame, info *Info) {
 	for _, id := range a.GetMessageId() {
 		k := msgKey{id.GetLedgerId(), id.GetEntryId()}
 		if cumulative {
-			for i := range d.items {
-				dl := &d.items[i]
+			for i := 0; i < d.len(); i++ {
+				dl := d.at(i)
 				if !dl.acked && (dl.k.ledger < k.ledger || (dl.k.ledger == k.ledger && dl.k.entry <= k.entry)) {
 					dl.acked = true
 					info.Acks = append(info.Acks, dl.n)

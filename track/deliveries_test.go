@@ -38,7 +38,7 @@ func TestDeliveriesFind(t *testing.T) {
 			d := &deliveries{}
 			var model []delivery
 			found := 0
-			for i := 0; i < 600; i++ {
+			for i := 0; i < 3*delBlock; i++ { // ids across blocks
 				k := tc.next(r, i)
 				got, want := findChecked(t, fmt.Sprintf("step %d", i), d, model, k)
 				if want >= 0 {
@@ -48,12 +48,12 @@ func TestDeliveriesFind(t *testing.T) {
 				}
 				d.add(k, i)
 				model = append(model, delivery{k: k, n: i})
-				if len(d.items) > tc.limit {
+				if d.len() > tc.limit {
 					d.evictOldest()
 					model = model[1:]
 				}
-				if len(d.items) != len(model) {
-					t.Fatalf("step %d: %d items, model %d", i, len(d.items), len(model))
+				if d.len() != len(model) {
+					t.Fatalf("step %d: %d items, model %d", i, d.len(), len(model))
 				}
 			}
 			if found == 0 && tc.name != "increasing" && tc.name != "increasing, evicted" {
@@ -83,7 +83,7 @@ func TestDeliveriesAcks(t *testing.T) {
 				d.add(k, next)
 				model = append(model, delivery{k: k, n: next})
 				next++
-				if len(d.items) > limit {
+				if d.len() > limit {
 					d.evictOldest()
 					model = model[1:]
 				}
@@ -99,8 +99,8 @@ func TestDeliveriesAcks(t *testing.T) {
 					cursor++
 				}
 			}
-			if len(d.items) != len(model) {
-				t.Fatalf("limit %d, step %d: %d items, model %d", limit, step, len(d.items), len(model))
+			if d.len() != len(model) {
+				t.Fatalf("limit %d, step %d: %d items, model %d", limit, step, d.len(), len(model))
 			}
 		}
 	}
