@@ -26,7 +26,11 @@ const (
 // each whole frame is copied into a batch, batches are decoded by workers,
 // each with its own Decoder, and the worker that finishes the next batch
 // in order hands frames and events to the Sink, one worker at a time, in
-// the order a StreamDecoder would, with the same values.
+// the order a StreamDecoder would, with the same values. A worker that
+// takes the next batch in order while no one delivers decodes and hands
+// over its frames one by one instead, in its Decoder's own buffers: what
+// the Sink reads was just written on the same core, not in a batch's
+// slots by another one.
 //
 // The Sink is called from the workers' goroutines, never two at once, not
 // from the caller's; it must not call the decoder's methods (Stats,
@@ -48,6 +52,8 @@ type ParallelStreamDecoder struct {
 	// batch limits: parMaxItems and parMaxRaw (smaller in tests)
 	maxItems, maxRaw, budget int
 	deferred                 atomic.Int64 // frames decoded late (tests)
+	streamed, slotted        atomic.Int64 // batches decoded by the delivering worker, or into slots (tests)
+	noStream                 bool         // every batch decoded into slots (tests)
 
 	mu  sync.Mutex // guards cur and seq: the caller's calls and the flush ticker
 	cur *pbatch
@@ -303,6 +309,19 @@ func (p *ParallelStreamDecoder) worker() {
 	defer p.workers.Done()
 	dec := NewDecoder(p.opts)
 	for b := range p.work {
+		if p.claim(b) {
+			// Its turn has come and no one delivers: decode and deliver
+			// frame by frame, into the decoder's own buffers, which stay
+			// in this core's cache (docs/architecture.md).
+			p.streamed.Add(1)
+			if p.panicked == nil {
+				p.streamBatch(dec, b)
+			}
+			p.recycle(b)
+			p.deliverPending()
+			continue
+		}
+		p.slotted.Add(1)
 		k, used := 0, 0
 		for i := range b.items {
 			it := &b.items[i]
@@ -386,6 +405,33 @@ func (p *ParallelStreamDecoder) finished(b *pbatch) {
 		return
 	}
 	p.delivering = true
+	p.deliverLocked()
+}
+
+// claim reports whether b is the next batch to deliver and no one
+// delivers: the caller then delivers it, and the finished batches after
+// it (deliverPending).
+func (p *ParallelStreamDecoder) claim(b *pbatch) bool {
+	p.dmu.Lock()
+	defer p.dmu.Unlock()
+	if p.noStream || p.delivering || p.next != b.seq {
+		return false
+	}
+	p.delivering = true
+	p.next++
+	return true
+}
+
+// deliverPending delivers, as the delivering worker, the finished batches
+// whose turn has come, then stops delivering.
+func (p *ParallelStreamDecoder) deliverPending() {
+	p.dmu.Lock()
+	p.deliverLocked()
+}
+
+// deliverLocked is deliverPending with p.dmu held; it returns with it
+// released.
+func (p *ParallelStreamDecoder) deliverLocked() {
 	for {
 		nb, ok := p.pending[p.next]
 		if !ok {
@@ -402,6 +448,33 @@ func (p *ParallelStreamDecoder) finished(b *pbatch) {
 	}
 	p.delivering = false
 	p.dmu.Unlock()
+}
+
+// streamBatch decodes the frames of b with dec, into dec's own buffers,
+// and hands each to the Sink before decoding the next.
+func (p *ParallelStreamDecoder) streamBatch(dec *Decoder, b *pbatch) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.panicked = r
+		}
+	}()
+	dec.fb = &dec.own
+	for i := range b.items {
+		it := &b.items[i]
+		switch {
+		case it.frame:
+			f := dec.Decode(b.raw[it.start:it.end])
+			f.N, f.Time, f.Conn, f.Dir, f.Offset = it.n, it.ts, it.conn, it.dir, it.offset
+			p.sink.Frame(f)
+		case it.evp != nil:
+			p.sink.Event(it.evp)
+		default:
+			if it.hasStats {
+				it.ev.Stats = &it.stats
+			}
+			p.sink.Event(&it.ev)
+		}
+	}
 }
 
 func (p *ParallelStreamDecoder) deliverBatch(b *pbatch) {

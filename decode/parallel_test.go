@@ -55,21 +55,28 @@ func (s *fullDigestSink) Event(e *Event) {
 // runParallelPipeline is runPipeline with a ParallelStreamDecoder; tiny
 // makes its batches tiny (many batches, all in flight at once).
 func runParallelPipeline(name string, sink Sink, opts Options, workers int, tiny bool) error {
-	_, err := runParallelPipelineN(name, sink, opts, workers, tiny)
+	_, err := runParallelPipelineN(name, sink, opts, workers, tiny, false)
 	return err
 }
 
-// runParallelPipelineN also returns how many frames were decoded late.
-func runParallelPipelineN(name string, sink Sink, opts Options, workers int, tiny bool) (int64, error) {
+// parRun is what runParallelPipelineN counted: frames decoded late,
+// batches decoded frame by frame by the delivering worker (streamed) and
+// into their slots.
+type parRun struct{ late, streamed, slotted int64 }
+
+// runParallelPipelineN also returns what the decoder counted; noStream
+// makes every batch decoded into its slots.
+func runParallelPipelineN(name string, sink Sink, opts Options, workers int, tiny, noStream bool) (parRun, error) {
 	src, err := capture.Open(name)
 	if err != nil {
-		return 0, err
+		return parRun{}, err
 	}
 	defer src.Close()
 	sd := NewParallelStreamDecoder(sink, opts, workers)
 	if tiny {
 		sd.maxItems, sd.maxRaw, sd.budget = 3, 200, 300
 	}
+	sd.noStream = noStream
 	if v, err := strconv.Atoi(os.Getenv("PAR_ITEMS")); err == nil {
 		sd.maxItems = v
 	}
@@ -78,22 +85,30 @@ func runParallelPipelineN(name string, sink Sink, opts Options, workers int, tin
 	}
 	err = reassembly.New(sd, reassembly.Options{}).Run(context.Background(), src)
 	sd.Wait()
-	return sd.deferred.Load(), err
+	return parRun{sd.deferred.Load(), sd.streamed.Load(), sd.slotted.Load()}, err
 }
 
 // TestParallelSameOutput: on every committed capture, the parallel decoder
-// hands the sink exactly what the sequential one does, in every mode.
+// hands the sink exactly what the sequential one does, in every mode, with
+// batches streamed by the delivering worker or decoded into their slots.
 func TestParallelSameOutput(t *testing.T) {
 	names, _ := filepath.Glob("../testdata/pcaps/*.pcap*")
 	if len(names) == 0 {
 		t.Fatal("no captures")
 	}
-	var late int64
+	var total parRun
 	defer func() {
-		if late == 0 {
+		if total.late == 0 {
 			t.Error("no frame was decoded late: the budget path is not tested")
 		}
+		if total.streamed == 0 || total.slotted == 0 {
+			t.Errorf("%d batches streamed, %d decoded into slots: a path is not tested", total.streamed, total.slotted)
+		}
 	}()
+	runs := []struct {
+		workers        int
+		tiny, noStream bool
+	}{{2, false, false}, {3, true, false}, {2, true, true}}
 	for _, name := range names {
 		if strings.HasSuffix(name, ".json") {
 			continue
@@ -101,14 +116,16 @@ func TestParallelSameOutput(t *testing.T) {
 		for _, opts := range []Options{{}, {LazyEntryMetadata: true}, {KeepRaw: true}, {Retain: true, KeepRaw: true}} {
 			seq := &fullDigestSink{digestSink{t: t}}
 			errSeq := runPipeline(name, seq, opts)
-			for _, workers := range []int{2, 3} {
+			for _, r := range runs {
 				par := &fullDigestSink{digestSink{t: t}}
-				n, errPar := runParallelPipelineN(name, par, opts, workers, workers == 3)
-				late += n
+				n, errPar := runParallelPipelineN(name, par, opts, r.workers, r.tiny, r.noStream)
+				total.late += n.late
+				total.streamed += n.streamed
+				total.slotted += n.slotted
 				if fmt.Sprint(errSeq) != fmt.Sprint(errPar) {
 					t.Fatalf("%s: errors %v and %v", name, errSeq, errPar)
 				}
-				compareDigests(t, fmt.Sprintf("%s %+v workers=%d", name, opts, workers), seq.lines, par.lines)
+				compareDigests(t, fmt.Sprintf("%s %+v %+v", name, opts, r), seq.lines, par.lines)
 			}
 		}
 	}
