@@ -179,7 +179,9 @@ func newFileReader(name string, r io.Reader, closer io.Closer, pcapgoRecords boo
 		if pcapgoRecords {
 			fr.pcapgo = pr
 		} else {
-			fr.pcap = newPcapReader(br, pr, bigEndian)
+			// Chunks of twice br's size: reads into them are at least
+			// br's size, which bufio hands straight to the input.
+			fr.pcap = newPcapReader(newReadBuffers(br, 2*br.Size()), pr, bigEndian)
 		}
 		fr.lt = pr.LinkType()
 	default:
@@ -253,6 +255,15 @@ func (f *fileRaw) ReadRaw() ([]byte, gopacket.CaptureInfo, layers.LinkType, erro
 		}
 	}
 	return data, ci, lt, nil
+}
+
+// buffers returns the buffers a classic pcap's records lie in (nil for
+// pcapng).
+func (f *fileRaw) buffers() *ReadBuffers {
+	if f.pcap == nil {
+		return nil
+	}
+	return f.pcap.br
 }
 
 func (f *fileRaw) Close() error {

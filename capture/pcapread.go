@@ -33,11 +33,12 @@ const (
 var errPcapLengthOverflow = errors.New("length from file does not fit in int")
 
 // pcapReader reads the records of a classic pcap stream from br, whose file
-// header has been read. The data it returns is a slice of br's buffer (or,
-// for a record longer than that buffer, of a buffer of its own) and is
-// only valid until the next call to next.
+// header has been read. The data it returns is a slice of br's buffers (or,
+// for a record longer than a buffer, of a buffer of its own) and is only
+// valid until the next call to next, unless its buffer is held
+// (ReadBuffers.Hold).
 type pcapReader struct {
-	br        *bufio.Reader
+	br        *ReadBuffers
 	bigEndian bool
 	nanoScale uint32 // 1 for nanosecond files, 1000 for microsecond ones
 	snaplen   uint32
@@ -53,7 +54,7 @@ type pcapReader struct {
 // newPcapReader returns a pcapReader reading the records that follow the
 // file header pr has read from br. bigEndian is the byte order of the
 // file's magic number.
-func newPcapReader(br *bufio.Reader, pr *pcapgo.Reader, bigEndian bool) *pcapReader {
+func newPcapReader(br *ReadBuffers, pr *pcapgo.Reader, bigEndian bool) *pcapReader {
 	r := &pcapReader{br: br, bigEndian: bigEndian, nanoScale: 1000, snaplen: pr.Snaplen()}
 	if pr.Resolution() == gopacket.TimestampResolutionNanosecond {
 		r.nanoScale = 1

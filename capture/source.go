@@ -85,6 +85,16 @@ func (s *Source) Name() string { return s.name }
 // Stats returns the counters so far.
 func (s *Source) Stats() Stats { return s.stats }
 
+// ReadBuffers returns the buffers the payloads of the packets Next returns
+// lie in, when they may be held past the next call (classic pcap files);
+// nil otherwise.
+func (s *Source) ReadBuffers() *ReadBuffers {
+	if f, ok := s.raw.(*fileRaw); ok {
+		return f.buffers()
+	}
+	return nil
+}
+
 // Close closes the underlying RawSource (and file).
 func (s *Source) Close() error { return s.raw.Close() }
 

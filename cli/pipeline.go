@@ -169,6 +169,9 @@ func runSource(ctx context.Context, src *capture.Source, pc pipelineConfig, sink
 	// Frames are decoded on other goroutines; sink is called from one of
 	// them, in order, and is done with when Wait returns.
 	sd := decode.NewParallelStreamDecoder(sink, pc.decode, 0)
+	if rb := src.ReadBuffers(); rb != nil {
+		sd.SetKeeper(rb) // frames are queued without being copied
+	}
 	asm := reassembly.New(sd, pc.assemble)
 	if pc.idle != nil {
 		pc.idle.asm = asm

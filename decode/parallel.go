@@ -61,6 +61,8 @@ type ParallelStreamDecoder struct {
 
 	late *Decoder // the delivering worker's, for deferred frames
 
+	keeper Keeper // nil: every frame is copied into its batch
+
 	free chan *pbatch
 	work chan *pbatch
 
@@ -84,13 +86,24 @@ type pbatch struct {
 	seq   int
 	start time.Time // when its first item was added
 	items []pitem
-	raw   []byte       // the frames' bytes
+	raw   []byte       // the bytes of the frames copied
+	size  int          // of its frames, copied or not
+	held  []int        // the Keeper's buffers its frames lie in
 	slots []*frameBufs // per frame, what its decoded Frame points into
+}
+
+// bytes returns the bytes of frame it.
+func (b *pbatch) bytes(it *pitem) []byte {
+	if it.data != nil {
+		return it.data
+	}
+	return b.raw[it.start:it.end]
 }
 
 type pitem struct {
 	frame      bool
-	start, end int // of raw
+	start, end int    // of raw
+	data       []byte // the frame, in a buffer of the Keeper's (not copied)
 	n          int
 	ts         time.Time
 	conn       *reassembly.Conn
@@ -233,20 +246,59 @@ func (p *ParallelStreamDecoder) unlock() {
 	}
 }
 
+// Keeper keeps the buffers the bytes handed to Data lie in unchanged past
+// the call (capture.ReadBuffers): a frame that lies in one is queued
+// without being copied, its buffer held until its batch is delivered.
+type Keeper interface {
+	// Owner reports which buffer b lies in; ok is false when none that
+	// may be held. Called on the caller's goroutine.
+	Owner(b []byte) (id int, ok bool)
+	// Hold keeps buffer id unchanged until a matching Release. Called on
+	// the caller's goroutine.
+	Hold(id int)
+	// Release ends one Hold of buffer id; called on a worker's goroutine.
+	Release(id int)
+}
+
+// SetKeeper makes the decoder queue the frames that lie in k's buffers
+// without copying them. Call it before the first frame.
+func (p *ParallelStreamDecoder) SetKeeper(k Keeper) {
+	if p.StreamDecoder.par != nil {
+		p.keeper = k
+	}
+}
+
 // frame queues a whole frame (called by StreamDecoder.emit, under p.mu).
 func (p *ParallelStreamDecoder) frame(raw []byte, n int, ts time.Time, c *reassembly.Conn, d reassembly.Dir, off int64) {
-	if p.cur != nil && len(p.cur.raw) > 0 && len(p.cur.raw)+len(raw) > p.maxRaw {
+	if p.cur != nil && p.cur.size > 0 && p.cur.size+len(raw) > p.maxRaw {
 		p.flushLocked()
 	}
 	it := p.item()
 	b := p.cur
 	it.frame, it.n, it.ts, it.conn, it.dir, it.offset = true, n, ts, c, d, off
-	it.start = len(b.raw)
-	b.raw = append(b.raw, raw...)
-	it.end = len(b.raw)
-	if len(b.items) >= p.maxItems || len(b.raw) >= p.maxRaw {
+	if id, ok := p.own(raw); ok {
+		if k := len(b.held); k == 0 || b.held[k-1] != id {
+			p.keeper.Hold(id)
+			b.held = append(b.held, id)
+		}
+		it.data = raw
+	} else {
+		it.start = len(b.raw)
+		b.raw = append(b.raw, raw...)
+		it.end = len(b.raw)
+	}
+	b.size += len(raw)
+	if len(b.items) >= p.maxItems || b.size >= p.maxRaw {
 		p.flushLocked()
 	}
+}
+
+// own reports which of the Keeper's buffers raw lies in.
+func (p *ParallelStreamDecoder) own(raw []byte) (int, bool) {
+	if p.keeper == nil {
+		return 0, false
+	}
+	return p.keeper.Owner(raw)
 }
 
 // parSink is the embedded StreamDecoder's Sink: events are queued in
@@ -337,7 +389,7 @@ func (p *ParallelStreamDecoder) worker() {
 				dec.fb = fb
 				k++
 			}
-			f := dec.Decode(b.raw[it.start:it.end])
+			f := dec.Decode(b.bytes(it))
 			f.N, f.Time, f.Conn, f.Dir, f.Offset = it.n, it.ts, it.conn, it.dir, it.offset
 			it.f = f
 			cost := bufCost(f, fb)
@@ -463,7 +515,7 @@ func (p *ParallelStreamDecoder) streamBatch(dec *Decoder, b *pbatch) {
 		it := &b.items[i]
 		switch {
 		case it.frame:
-			f := dec.Decode(b.raw[it.start:it.end])
+			f := dec.Decode(b.bytes(it))
 			f.N, f.Time, f.Conn, f.Dir, f.Offset = it.n, it.ts, it.conn, it.dir, it.offset
 			p.sink.Frame(f)
 		case it.evp != nil:
@@ -490,7 +542,7 @@ func (p *ParallelStreamDecoder) deliverBatch(b *pbatch) {
 			if p.late == nil {
 				p.late = NewDecoder(p.opts)
 			}
-			f := p.late.Decode(b.raw[it.start:it.end])
+			f := p.late.Decode(b.bytes(it))
 			f.N, f.Time, f.Conn, f.Dir, f.Offset = it.n, it.ts, it.conn, it.dir, it.offset
 			p.sink.Frame(f)
 		case it.frame:
@@ -511,10 +563,14 @@ func (p *ParallelStreamDecoder) deliverBatch(b *pbatch) {
 func (p *ParallelStreamDecoder) recycle(b *pbatch) {
 	for i := range b.items {
 		it := &b.items[i]
-		it.f, it.conn, it.evp = nil, nil, nil
+		it.f, it.conn, it.evp, it.data = nil, nil, nil, nil
 		it.ev.Conn, it.ev.Stats = nil, nil
 	}
 	b.items = b.items[:0]
+	for _, id := range b.held {
+		p.keeper.Release(id)
+	}
+	b.held, b.size = b.held[:0], 0
 	if cap(b.raw) > parKeepRaw {
 		b.raw = nil
 	}

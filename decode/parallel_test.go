@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/pulsarscope/pulsarscope/capture"
 	"github.com/pulsarscope/pulsarscope/reassembly"
@@ -77,6 +79,9 @@ func runParallelPipelineN(name string, sink Sink, opts Options, workers int, tin
 		sd.maxItems, sd.maxRaw, sd.budget = 3, 200, 300
 	}
 	sd.noStream = noStream
+	if rb := src.ReadBuffers(); rb != nil {
+		sd.SetKeeper(rb) // as cli does
+	}
 	if v, err := strconv.Atoi(os.Getenv("PAR_ITEMS")); err == nil {
 		sd.maxItems = v
 	}
@@ -162,4 +167,131 @@ func TestParallelSinkPanic(t *testing.T) {
 	}()
 	runParallelPipeline("../testdata/pcaps/many.pcap", &panicSink{}, Options{}, 2, true)
 	t.Fatal("no panic")
+}
+
+// poisonKeeper is a Keeper that moves the bytes of every Data call into
+// small chunks of its own, holding them as capture.ReadBuffers does: a
+// call lies in the current chunk, after the calls before it, or in the
+// next chunk no one holds, which is first filled with 0xee. A frame read
+// after its chunk was released and taken again is so seen, and under
+// -race the read itself.
+type poisonKeeper struct {
+	*ParallelStreamDecoder
+	chunks        [][]byte
+	held          []atomic.Int32
+	cur, w        int
+	holds, reused int
+}
+
+func newPoisonKeeper(p *ParallelStreamDecoder, n, size int) *poisonKeeper {
+	k := &poisonKeeper{ParallelStreamDecoder: p, chunks: make([][]byte, n), held: make([]atomic.Int32, n)}
+	for i := range k.chunks {
+		k.chunks[i] = make([]byte, size)
+	}
+	p.SetKeeper(k)
+	return k
+}
+
+func (k *poisonKeeper) Data(c *reassembly.Conn, d reassembly.Dir, data []byte, ts time.Time) {
+	k.ParallelStreamDecoder.Data(c, d, k.place(data), ts)
+}
+
+// place returns data moved into a chunk (data itself when it does not fit
+// in one, or every other chunk is held).
+func (k *poisonKeeper) place(data []byte) []byte {
+	size := len(k.chunks[0])
+	if len(data) > size {
+		return data
+	}
+	if k.w+len(data) > size {
+		next := -1
+		for i := range k.chunks {
+			if i != k.cur && k.held[i].Load() == 0 {
+				next = i
+				break
+			}
+		}
+		if next < 0 {
+			return data
+		}
+		k.cur, k.w = next, 0
+		for j := range k.chunks[next] {
+			k.chunks[next][j] = 0xee
+		}
+		k.reused++
+	}
+	b := k.chunks[k.cur][k.w : k.w+len(data)]
+	copy(b, data)
+	k.w += len(data)
+	return b
+}
+
+func (k *poisonKeeper) Owner(b []byte) (int, bool) {
+	for i, ch := range k.chunks {
+		if aliases(b, ch) { // b, from Data, is within ch if it starts there
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+func (k *poisonKeeper) Hold(id int) {
+	k.holds++
+	k.held[id].Add(1)
+}
+
+func (k *poisonKeeper) Release(id int) {
+	if k.held[id].Add(-1) < 0 {
+		panic("Release without Hold")
+	}
+}
+
+// TestParallelKeeper: with frames held in a Keeper's chunks instead of
+// copied, chunks taken again as soon as they are released, and filled
+// with garbage then, the parallel decoder still hands the sink exactly
+// what the sequential one does, and releases every chunk it held.
+func TestParallelKeeper(t *testing.T) {
+	names, _ := filepath.Glob("../testdata/pcaps/*.pcap*")
+	holds, reused := 0, 0
+	for _, name := range names {
+		if strings.HasSuffix(name, ".json") {
+			continue
+		}
+		for _, tc := range []struct {
+			opts  Options
+			chunk int
+		}{{Options{}, 256}, {Options{}, 2048}, {Options{Retain: true, KeepRaw: true}, 512}} {
+			opts := tc.opts
+			seq := &fullDigestSink{digestSink{t: t}}
+			errSeq := runPipeline(name, seq, opts)
+			par := &fullDigestSink{digestSink{t: t}}
+			src, err := capture.Open(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Batches of many small frames: those in flight span many
+			// chunks, which the reader would take again if they were
+			// not held.
+			pd := NewParallelStreamDecoder(par, opts, 2)
+			pd.maxItems, pd.maxRaw = 16, 1<<16
+			k := newPoisonKeeper(pd, 3, tc.chunk)
+			errPar := reassembly.New(k, reassembly.Options{}).Run(context.Background(), src)
+			pd.Wait()
+			src.Close()
+			if fmt.Sprint(errSeq) != fmt.Sprint(errPar) {
+				t.Fatalf("%s: errors %v and %v", name, errSeq, errPar)
+			}
+			compareDigests(t, fmt.Sprintf("%s %+v", name, opts), seq.lines, par.lines)
+			for i := range k.held {
+				if v := k.held[i].Load(); v != 0 {
+					t.Errorf("%s: chunk %d still held %d times", name, i, v)
+				}
+			}
+			holds += k.holds
+			reused += k.reused
+		}
+	}
+	if holds == 0 || reused == 0 {
+		t.Errorf("%d holds, %d chunks reused: the test tests nothing", holds, reused)
+	}
 }
