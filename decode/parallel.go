@@ -422,6 +422,16 @@ func (p *ParallelStreamDecoder) worker() {
 
 const entrySize = int(unsafe.Sizeof(Entry{}))
 
+// dropIDs lets go of the message ids an ACK decoded into a batch slot
+// holds, once delivered. Slots outnumber ACKs: each would otherwise keep
+// its ACK's ids (a hundred allocations each) until another ACK lands in
+// it, which on a bulk capture is never (12 MB of 35 MB live on bulk500).
+func dropIDs(f *Frame) {
+	if a := f.Command.GetAck(); a != nil {
+		a.MessageId = nil
+	}
+}
+
 // bufCost is the memory a decoded frame holds on to: its slot's buffers,
 // or with Retain its own decompressed payload and entries.
 func bufCost(f *Frame, fb *frameBufs) int {
@@ -563,6 +573,9 @@ func (p *ParallelStreamDecoder) deliverBatch(b *pbatch) {
 func (p *ParallelStreamDecoder) recycle(b *pbatch) {
 	for i := range b.items {
 		it := &b.items[i]
+		if it.f != nil && !p.opts.Retain {
+			dropIDs(it.f)
+		}
 		it.f, it.conn, it.evp, it.data = nil, nil, nil, nil
 		it.ev.Conn, it.ev.Stats = nil, nil
 	}

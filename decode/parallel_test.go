@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pulsarscope/pulsarscope/capture"
+	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
 	"github.com/pulsarscope/pulsarscope/reassembly"
 )
 
@@ -295,3 +296,50 @@ func TestParallelKeeper(t *testing.T) {
 		t.Errorf("%d holds, %d chunks reused: the test tests nothing", holds, reused)
 	}
 }
+
+// TestParallelDropsAckIDs: once delivered, no batch slot keeps the
+// message ids of the ACK decoded into it.
+func TestParallelDropsAckIDs(t *testing.T) {
+	src, err := capture.Open("../testdata/pcaps/subscriptions.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	acks := 0
+	sink := sinkFunc(func(f *Frame) {
+		if len(f.Command.GetAck().GetMessageId()) > 0 {
+			acks++
+		}
+	})
+	pd := NewParallelStreamDecoder(sink, Options{}, 2)
+	pd.noStream = true // every frame decoded into a slot
+	if err := reassembly.New(pd, reassembly.Options{}).Run(context.Background(), src); err != nil {
+		t.Fatal(err)
+	}
+	pd.Wait()
+	if acks == 0 {
+		t.Fatal("no ACK with message ids: the test tests nothing")
+	}
+	for len(pd.free) > 0 {
+		b := <-pd.free
+		for i, fb := range b.slots {
+			msgs := []*pulsarapi.BaseCommand{fb.cmd}
+			for _, s := range fb.cmds {
+				if s != nil {
+					msgs = append(msgs, s.m)
+				}
+			}
+			for _, m := range msgs {
+				if n := len(m.GetAck().GetMessageId()); n > 0 {
+					t.Errorf("batch %d slot %d keeps the %d message ids of an ACK", b.seq, i, n)
+				}
+			}
+		}
+	}
+}
+
+// sinkFunc is a Sink of frames (events are ignored).
+type sinkFunc func(*Frame)
+
+func (s sinkFunc) Frame(f *Frame) { s(f) }
+func (s sinkFunc) Event(*Event)   {}
