@@ -5,6 +5,7 @@ import (
 
 	"github.com/pulsarscope/pulsarscope/decode"
 	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
+	"github.com/pulsarscope/pulsarscope/internal/chunked"
 )
 
 type msgKey struct{ ledger, entry uint64 }
@@ -34,19 +35,11 @@ const smallDeliveries = 16
 // entries in ledger order) they are found by binary search, and a new id
 // is known to be new at a glance. Once one arrives out of order, index
 // maps every id to its position plus base (the number of ids evicted);
-// few ids are searched linearly.
-//
-// The ids lie in blocks of delBlock (the first one grows to that size by
-// doubling): a consumer of a million messages adds blocks, never copies
-// its ids to a bigger array (whose growth, by append, touched fresh
-// memory for five times the ids kept), and a block emptied by evictions
-// takes the next ids.
+// few ids are searched linearly. The ids lie in blocks (chunked.List): a
+// consumer of a million messages never copies them to a bigger array.
 type deliveries struct {
-	blocks [][]delivery // all full but the last; blocks[0] from start
-	start  int          // position of the oldest id in blocks[0]
-	n      int          // ids kept
-	spare  []delivery   // an emptied block, for the next one
-	index  map[msgKey]int
+	ids   chunked.List[delivery]
+	index map[msgKey]int
 	// unsorted is set once an id arrived out of order: index is in use.
 	unsorted bool
 	base     int
@@ -57,24 +50,16 @@ type deliveries struct {
 	hint int
 }
 
-// delBlock is the number of ids in a block of deliveries.
-const (
-	delBlockBits = 10
-	delBlock     = 1 << delBlockBits
-)
-
 func (k msgKey) less(o msgKey) bool {
 	return k.ledger < o.ledger || (k.ledger == o.ledger && k.entry < o.entry)
 }
 
 // len is the number of ids kept.
-func (d *deliveries) len() int { return d.n }
+func (d *deliveries) len() int { return d.ids.Len() }
 
-// at is the i-th id kept, the oldest first (0 <= i < d.len()).
-func (d *deliveries) at(i int) *delivery {
-	j := d.start + i
-	return &d.blocks[j>>delBlockBits][j&(delBlock-1)]
-}
+// at is the i-th id kept, the oldest first (0 <= i < d.len()); the
+// pointer is valid until the next add or evictOldest.
+func (d *deliveries) at(i int) *delivery { return d.ids.At(i) }
 
 func (d *deliveries) find(k msgKey) *delivery {
 	if d.index != nil {
@@ -83,17 +68,17 @@ func (d *deliveries) find(k msgKey) *delivery {
 		}
 		return nil
 	}
-	if !d.unsorted && d.n > smallDeliveries {
-		if d.at(d.n-1).k.less(k) || k.less(d.at(0).k) {
+	if !d.unsorted && d.len() > smallDeliveries {
+		if d.at(d.len()-1).k.less(k) || k.less(d.at(0).k) {
 			return nil // newer than every id, or older (evicted)
 		}
-		if h := d.hint; h < d.n {
+		if h := d.hint; h < d.len() {
 			if dl := d.at(h); dl.k == k {
 				d.hint = h + 1
 				return dl
 			}
 		}
-		i, j := 0, d.n
+		i, j := 0, d.len()
 		for i < j {
 			h := int(uint(i+j) >> 1)
 			if d.at(h).k.less(k) {
@@ -102,7 +87,7 @@ func (d *deliveries) find(k msgKey) *delivery {
 				j = h
 			}
 		}
-		if i < d.n {
+		if i < d.len() {
 			if dl := d.at(i); dl.k == k {
 				d.hint = i + 1
 				return dl
@@ -110,7 +95,7 @@ func (d *deliveries) find(k msgKey) *delivery {
 		}
 		return nil
 	}
-	for i := 0; i < d.n; i++ {
+	for i := 0; i < d.len(); i++ {
 		if dl := d.at(i); dl.k == k {
 			return dl
 		}
@@ -119,65 +104,29 @@ func (d *deliveries) find(k msgKey) *delivery {
 }
 
 func (d *deliveries) add(k msgKey, n int) {
-	if !d.unsorted && d.n > 0 && !d.at(d.n-1).k.less(k) {
+	if !d.unsorted && d.len() > 0 && !d.at(d.len()-1).k.less(k) {
 		d.unsorted = true
 	}
-	d.push(delivery{k: k, n: n})
+	d.ids.Push(delivery{k: k, n: n})
 	switch {
 	case d.index != nil:
-		d.index[k] = d.base + d.n - 1
-	case d.unsorted && d.n > smallDeliveries:
-		d.index = make(map[msgKey]int, 2*d.n)
-		for i := 0; i < d.n; i++ {
+		d.index[k] = d.base + d.len() - 1
+	case d.unsorted && d.len() > smallDeliveries:
+		d.index = make(map[msgKey]int, 2*d.len())
+		for i := 0; i < d.len(); i++ {
 			d.index[d.at(i).k] = d.base + i
 		}
 	}
-}
-
-// push adds v after the newest id.
-func (d *deliveries) push(v delivery) {
-	if len(d.blocks) == 0 {
-		b := d.spare
-		if b == nil {
-			b = make([]delivery, 0, 4) // one allocation for the first few
-		}
-		d.blocks, d.spare = append(d.blocks, b), nil
-	}
-	last := &d.blocks[len(d.blocks)-1]
-	if len(*last) == cap(*last) {
-		if c := cap(*last); c < delBlock {
-			// The first block, growing: positions in it stay.
-			nb := make([]delivery, len(*last), min(2*c, delBlock))
-			copy(nb, *last)
-			*last = nb
-		} else {
-			b := d.spare
-			if b == nil {
-				b = make([]delivery, 0, delBlock)
-			}
-			d.blocks, d.spare = append(d.blocks, b), nil
-			last = &d.blocks[len(d.blocks)-1]
-		}
-	}
-	*last = append(*last, v)
-	d.n++
 }
 
 func (d *deliveries) evictOldest() {
 	if d.index != nil {
 		delete(d.index, d.at(0).k)
 	}
-	d.start++
-	d.n--
+	d.ids.DropFirst()
 	d.base++
 	if d.hint > 0 {
 		d.hint--
-	}
-	if d.start == delBlock {
-		d.spare = d.blocks[0][:0]
-		d.blocks[0] = nil
-		d.blocks = d.blocks[1:]
-		d.start = 0
 	}
 }
 

@@ -157,10 +157,10 @@ func (c *Collector) Report() *Report {
 	}
 	sort.Slice(r.Commands, func(i, j int) bool { return r.Commands[i].Type < r.Commands[j].Type })
 	addSRT := func(t cmdType, a *srtAcc) {
-		row := SRTRow{Request: t.String(), Count: len(a.lat), Unanswered: a.unanswered}
-		if len(a.lat) > 0 {
+		row := SRTRow{Request: t.String(), Count: a.lat.Len(), Unanswered: a.unanswered}
+		if a.lat.Len() > 0 {
 			var q quantiles
-			q, row.P50US, row.P90US, row.P99US = percentiles(a.lat)
+			q, row.P50US, row.P90US, row.P99US = percentiles(a.lat.AppendTo(nil))
 			row.MinUS, row.MaxUS = q.min, q.max
 		}
 		r.SRT = append(r.SRT, row)
@@ -184,6 +184,7 @@ func (c *Collector) Report() *Report {
 	// is known once PRODUCER_SUCCESS named the entity).
 	merged := map[string]*prodAcc{}
 	var order []*prodAcc
+	lat := map[*prodAcc][]time.Duration{}
 	for _, a := range c.prodOrder {
 		key := a.p.Topic + "\x00" + a.p.Name
 		m := merged[key]
@@ -198,7 +199,7 @@ func (c *Collector) Report() *Report {
 		m.row.Bytes += a.row.Bytes
 		m.row.Receipts += a.row.Receipts
 		m.row.Errors += a.row.Errors
-		m.lat = append(m.lat, a.lat...)
+		lat[m] = a.lat.AppendTo(lat[m])
 		for k := range a.cmp {
 			m.cmp[k] = true
 		}
@@ -206,8 +207,8 @@ func (c *Collector) Report() *Report {
 	for _, a := range order {
 		row := a.row
 		row.Compression = sortedKeys(a.cmp)
-		if len(a.lat) > 0 {
-			_, row.P50US, row.P90US, row.P99US = percentiles(a.lat)
+		if d := lat[a]; len(d) > 0 {
+			_, row.P50US, row.P90US, row.P99US = percentiles(d)
 		}
 		r.Producers = append(r.Producers, row)
 	}

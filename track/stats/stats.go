@@ -9,6 +9,7 @@ import (
 
 	"github.com/pulsarscope/pulsarscope/decode"
 	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
+	"github.com/pulsarscope/pulsarscope/internal/chunked"
 	"github.com/pulsarscope/pulsarscope/reassembly"
 	"github.com/pulsarscope/pulsarscope/track"
 )
@@ -68,8 +69,10 @@ type (
 	consKey struct{ topic, subscription, name string }
 )
 
+// Latencies are kept in blocks (chunked.List): one per SEND of a long
+// capture, never copied to a bigger array while they are gathered.
 type srtAcc struct {
-	lat        []time.Duration
+	lat        chunked.List[time.Duration]
 	unanswered int
 }
 
@@ -84,7 +87,7 @@ type convAcc struct {
 type prodAcc struct {
 	p   *track.Producer
 	row ProducerRow
-	lat []time.Duration
+	lat chunked.List[time.Duration]
 	cmp map[string]bool
 	// lastCmp is the compression last added to cmp (valid when hasCmp).
 	lastCmp pulsarapi.CompressionType
@@ -139,7 +142,7 @@ func (c *Collector) Frame(f *decode.Frame, info *track.Info) {
 	}
 	if r := info.Request; r != nil && f.Dir == reassembly.ServerToClient || r != nil && r.Type == pulsarapi.BaseCommand_PING {
 		a := c.srtOf(r.Type)
-		a.lat = append(a.lat, r.Latency)
+		a.lat.Push(r.Latency)
 	}
 	if p := info.Producer; p != nil {
 		c.producer(f, info, p, cv)
@@ -205,7 +208,7 @@ func (c *Collector) producer(f *decode.Frame, info *track.Info, p *track.Produce
 	case pulsarapi.BaseCommand_SEND_RECEIPT:
 		a.row.Receipts++
 		if info.Request != nil {
-			a.lat = append(a.lat, info.Request.Latency)
+			a.lat.Push(info.Request.Latency)
 		}
 	case pulsarapi.BaseCommand_SEND_ERROR:
 		a.row.Errors++
