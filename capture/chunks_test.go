@@ -18,22 +18,23 @@ import (
 // chunks (plus the scratch one) may be made.
 func TestReadBuffersHold(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		chunk int
-		wrap  func(io.Reader) io.Reader
-		hold  int // one record in hold is held
+		name        string
+		chunk, step int
+		wrap        func(io.Reader) io.Reader
+		hold        int // one record in hold is held
 	}{
-		{"whole reads", 256, func(r io.Reader) io.Reader { return r }, 3},
-		{"one byte reads", 256, iotest.OneByteReader, 3},
-		{"half reads", 100, iotest.HalfReader, 2},
-		{"every record held", 64, func(r io.Reader) io.Reader { return r }, 1},
-		{"none held", 64, iotest.DataErrReader, 1 << 30},
+		{"whole reads", 256, 256, func(r io.Reader) io.Reader { return r }, 3},
+		{"small steps", 256, 10, func(r io.Reader) io.Reader { return r }, 3},
+		{"one byte reads", 256, 256, iotest.OneByteReader, 3},
+		{"half reads", 100, 100, iotest.HalfReader, 2},
+		{"every record held", 64, 64, func(r io.Reader) io.Reader { return r }, 1},
+		{"none held", 64, 1, iotest.DataErrReader, 1 << 30},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := rand.New(rand.NewSource(int64(tc.chunk + tc.hold)))
 			in := make([]byte, 64<<10)
 			r.Read(in)
-			rb := newReadBuffers(tc.wrap(bytes.NewReader(in)), tc.chunk)
+			rb := newReadBuffers(tc.wrap(bytes.NewReader(in)), tc.chunk, tc.step)
 			type holding struct {
 				id   int
 				rec  []byte // in the chunk
@@ -114,7 +115,7 @@ func TestReadBuffersHold(t *testing.T) {
 // from the input, as bufio.Reader.Read does, and the input's error once.
 func TestReadBuffersRead(t *testing.T) {
 	in := []byte("0123456789abcdefghij")
-	rb := newReadBuffers(bytes.NewReader(in), 8)
+	rb := newReadBuffers(bytes.NewReader(in), 8, 8)
 	if b, err := rb.Peek(4); err != nil || string(b) != "0123" {
 		t.Fatalf("Peek: %q, %v", b, err)
 	}
@@ -143,7 +144,7 @@ func TestReadBuffersRead(t *testing.T) {
 // with them, and is not lost.
 func TestReadBuffersReadError(t *testing.T) {
 	boom := fmt.Errorf("disk on fire")
-	rb := newReadBuffers(io.MultiReader(bytes.NewReader([]byte("abc")), iotest.ErrReader(boom)), 16)
+	rb := newReadBuffers(io.MultiReader(bytes.NewReader([]byte("abc")), iotest.ErrReader(boom)), 16, 16)
 	b, err := rb.Peek(8)
 	if string(b) != "abc" || err != boom {
 		t.Fatalf("Peek: %q, %v; want abc and the error", b, err)

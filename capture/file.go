@@ -179,9 +179,17 @@ func newFileReader(name string, r io.Reader, closer io.Closer, pcapgoRecords boo
 		if pcapgoRecords {
 			fr.pcapgo = pr
 		} else {
-			// Chunks of twice br's size: reads into them are at least
-			// br's size, which bufio hands straight to the input.
-			fr.pcap = newPcapReader(newReadBuffers(br, 2*br.Size()), pr, bigEndian)
+			// Chunks of twice br's size. A plain input is read
+			// directly once br's buffered bytes are used, in steps of
+			// readStep; an inflated or read-ahead one through br, in
+			// steps of br's size (which bufio hands straight to its
+			// input: no copy through its buffer).
+			src, step := io.Reader(br), br.Size()
+			if gz == nil && ra == nil {
+				src = io.MultiReader(io.LimitReader(br, int64(br.Buffered())), r)
+				step = readStep
+			}
+			fr.pcap = newPcapReader(newReadBuffers(src, 2*br.Size(), step), pr, bigEndian)
 		}
 		fr.lt = pr.LinkType()
 	default:
