@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/klauspost/compress/zstd"
@@ -45,6 +46,10 @@ type Decoder struct {
 	zstd *zstd.Decoder
 	zlib io.ReadCloser
 
+	// ackPool holds the ids of ACKs delivered (decodeAck) that a slot
+	// gave back, for the next slot to decode an ACK into (nil: none).
+	ackPool *sync.Pool
+
 	// Wire tables of the four decoded messages, built on first use
 	// (schema).
 	cmdSchema, mdSchema, smmSchema, bemSchema *wireSchema
@@ -58,6 +63,8 @@ type Decoder struct {
 type frameBufs struct {
 	frame   Frame
 	cmd     *pulsarapi.BaseCommand // commands of other types, and big ones
+	ackCmd  *pulsarapi.BaseCommand // an ACK decoded by decodeAck
+	acks    *ackIDs                // its ids
 	cmds    [len(shapedTypes)]*shaped[*pulsarapi.BaseCommand]
 	md      shaped[*pulsarapi.MessageMetadata]
 	bem     *pulsarapi.BrokerEntryMetadata
@@ -478,6 +485,12 @@ func typeName(t pulsarapi.BaseCommand_Type) string {
 // decodeCommand parses and validates the BaseCommand.
 // ext is b and the bytes that follow it in memory.
 func (d *Decoder) decodeCommand(f *Frame, b, ext []byte) {
+	if !d.opts.Retain && len(b) >= 2 && b[0] == 1<<3|byte(protowire.VarintType) && b[1] == byte(pulsarapi.BaseCommand_ACK) {
+		if cmd := d.ack(b); cmd != nil {
+			f.Type, f.Command = pulsarapi.BaseCommand_ACK, cmd
+			return
+		}
+	}
 	tried := int32(-1) // the type whose templates b was tried against
 	if !d.opts.Retain && len(b) >= 2 && len(b) <= shapedMaxBytes && b[0] == 1<<3|byte(protowire.VarintType) && b[1] < 0x80 {
 		// The type comes first (as every client writes it): a command
@@ -545,6 +558,43 @@ func (d *Decoder) decodeCommand(f *Frame, b, ext []byte) {
 	if known && !onlySub(subs, t) {
 		d.checkSubCommand(f, cmd)
 	}
+}
+
+// ack decodes b, an ACK, by decodeAck into the slot's ACK message and
+// ids; nil when decodeAck leaves it to protobuf.
+func (d *Decoder) ack(b []byte) *pulsarapi.BaseCommand {
+	fb := d.fb
+	if fb.acks == nil {
+		if d.ackPool != nil {
+			fb.acks, _ = d.ackPool.Get().(*ackIDs)
+		}
+		if fb.acks == nil {
+			fb.acks = new(ackIDs)
+		}
+	}
+	if fb.ackCmd == nil {
+		fb.ackCmd = new(pulsarapi.BaseCommand)
+	}
+	if d.checkRepeated(b, fb.ackCmd) != nil {
+		return nil // too many ids: none is decoded (protobuf's path says so)
+	}
+	if !decodeAck(b, fb.ackCmd, fb.acks, d.opts.MaxRepeated) {
+		return nil
+	}
+	return fb.ackCmd
+}
+
+// giveBackAcks gives the ids of the ACK decoded into fb back to pool,
+// once the frame is done with.
+func (fb *frameBufs) giveBackAcks(pool *sync.Pool) {
+	if fb.acks == nil {
+		return
+	}
+	if a := fb.ackCmd.GetAck(); a != nil {
+		a.MessageId = nil
+	}
+	pool.Put(fb.acks)
+	fb.acks = nil
 }
 
 // checkSubCommand reports a type that does not match the one sub-command

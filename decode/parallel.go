@@ -61,6 +61,10 @@ type ParallelStreamDecoder struct {
 
 	late *Decoder // the delivering worker's, for deferred frames
 
+	// acks holds the ids of delivered ACKs, given back by their slots
+	// for the workers' next ones (decodeAck).
+	acks sync.Pool
+
 	keeper Keeper // nil: every frame is copied into its batch
 
 	free chan *pbatch
@@ -360,6 +364,7 @@ func (p *ParallelStreamDecoder) tick() {
 func (p *ParallelStreamDecoder) worker() {
 	defer p.workers.Done()
 	dec := NewDecoder(p.opts)
+	dec.ackPool = &p.acks
 	for b := range p.work {
 		if p.claim(b) {
 			// Its turn has come and no one delivers: decode and deliver
@@ -580,6 +585,9 @@ func (p *ParallelStreamDecoder) recycle(b *pbatch) {
 		it.ev.Conn, it.ev.Stats = nil, nil
 	}
 	b.items = b.items[:0]
+	for _, fb := range b.slots {
+		fb.giveBackAcks(&p.acks)
+	}
 	for _, id := range b.held {
 		p.keeper.Release(id)
 	}

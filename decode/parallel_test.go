@@ -298,7 +298,8 @@ func TestParallelKeeper(t *testing.T) {
 }
 
 // TestParallelDropsAckIDs: once delivered, no batch slot keeps the
-// message ids of the ACK decoded into it.
+// message ids of the ACK decoded into it, by protobuf or by decodeAck
+// (whose ids go back to the pool).
 func TestParallelDropsAckIDs(t *testing.T) {
 	src, err := capture.Open("../testdata/pcaps/subscriptions.pcap")
 	if err != nil {
@@ -320,10 +321,17 @@ func TestParallelDropsAckIDs(t *testing.T) {
 	if acks == 0 {
 		t.Fatal("no ACK with message ids: the test tests nothing")
 	}
+	fast := 0
 	for len(pd.free) > 0 {
 		b := <-pd.free
 		for i, fb := range b.slots {
-			msgs := []*pulsarapi.BaseCommand{fb.cmd}
+			if fb.ackCmd != nil {
+				fast++
+			}
+			if fb.acks != nil {
+				t.Errorf("batch %d slot %d keeps the ids of an ACK it decoded (decodeAck)", b.seq, i)
+			}
+			msgs := []*pulsarapi.BaseCommand{fb.cmd, fb.ackCmd}
 			for _, s := range fb.cmds {
 				if s != nil {
 					msgs = append(msgs, s.m)
@@ -335,6 +343,9 @@ func TestParallelDropsAckIDs(t *testing.T) {
 				}
 			}
 		}
+	}
+	if fast == 0 {
+		t.Error("no ACK decoded by decodeAck: its give-back is not tested")
 	}
 }
 
