@@ -2,9 +2,14 @@ package stats
 
 import (
 	"math/bits"
+	"runtime"
 	"slices"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/pulsarscope/pulsarscope/internal/chunked"
 )
 
 // Report is the result of a stats run (the -o json document).
@@ -156,14 +161,13 @@ func (c *Collector) Report() *Report {
 		addCount(cnt)
 	}
 	sort.Slice(r.Commands, func(i, j int) bool { return r.Commands[i].Type < r.Commands[j].Type })
+	// Percentiles are computed once every row is built, in parallel
+	// (runPercentiles): rows are then only written by index.
+	var jobs []pctJob
+	var srtAccs []*srtAcc
 	addSRT := func(t cmdType, a *srtAcc) {
-		row := SRTRow{Request: t.String(), Count: a.lat.Len(), Unanswered: a.unanswered}
-		if a.lat.Len() > 0 {
-			var q quantiles
-			q, row.P50US, row.P90US, row.P99US = percentiles(a.lat.AppendTo(nil))
-			row.MinUS, row.MaxUS = q.min, q.max
-		}
-		r.SRT = append(r.SRT, row)
+		r.SRT = append(r.SRT, SRTRow{Request: t.String(), Count: a.lat.Len(), Unanswered: a.unanswered})
+		srtAccs = append(srtAccs, a)
 	}
 	for t, a := range c.srt {
 		if a != nil {
@@ -173,7 +177,14 @@ func (c *Collector) Report() *Report {
 	for t, a := range c.srtX {
 		addSRT(t, a)
 	}
-	sort.Slice(r.SRT, func(i, j int) bool { return r.SRT[i].Request < r.SRT[j].Request })
+	for i, a := range srtAccs {
+		if a.lat.Len() > 0 {
+			row := &r.SRT[i]
+			jobs = append(jobs, pctJob{lists: []*chunked.List[time.Duration]{&a.lat}, n: a.lat.Len(), out: func(q quantiles, p50, p90, p99 int64) {
+				row.MinUS, row.MaxUS, row.P50US, row.P90US, row.P99US = q.min, q.max, p50, p90, p99
+			}})
+		}
+	}
 	for _, cv := range c.convOrder {
 		row := cv.row
 		row.Producers, row.Consumers, row.Topics = len(cv.producers), len(cv.consumers), sortedKeys(cv.topics)
@@ -184,7 +195,7 @@ func (c *Collector) Report() *Report {
 	// is known once PRODUCER_SUCCESS named the entity).
 	merged := map[string]*prodAcc{}
 	var order []*prodAcc
-	lat := map[*prodAcc][]time.Duration{}
+	lat := map[*prodAcc][]*chunked.List[time.Duration]{}
 	for _, a := range c.prodOrder {
 		key := a.p.Topic + "\x00" + a.p.Name
 		m := merged[key]
@@ -199,7 +210,7 @@ func (c *Collector) Report() *Report {
 		m.row.Bytes += a.row.Bytes
 		m.row.Receipts += a.row.Receipts
 		m.row.Errors += a.row.Errors
-		lat[m] = a.lat.AppendTo(lat[m])
+		lat[m] = append(lat[m], &a.lat)
 		for k := range a.cmp {
 			m.cmp[k] = true
 		}
@@ -207,11 +218,22 @@ func (c *Collector) Report() *Report {
 	for _, a := range order {
 		row := a.row
 		row.Compression = sortedKeys(a.cmp)
-		if d := lat[a]; len(d) > 0 {
-			_, row.P50US, row.P90US, row.P99US = percentiles(d)
-		}
 		r.Producers = append(r.Producers, row)
 	}
+	for i, a := range order {
+		n := 0
+		for _, l := range lat[a] {
+			n += l.Len()
+		}
+		if n > 0 {
+			row := &r.Producers[i]
+			jobs = append(jobs, pctJob{lists: lat[a], n: n, out: func(_ quantiles, p50, p90, p99 int64) {
+				row.P50US, row.P90US, row.P99US = p50, p90, p99
+			}})
+		}
+	}
+	runPercentiles(jobs)
+	sort.Slice(r.SRT, func(i, j int) bool { return r.SRT[i].Request < r.SRT[j].Request })
 	for _, a := range c.consOrder {
 		r.Consumers = append(r.Consumers, a.row)
 	}
@@ -220,6 +242,39 @@ func (c *Collector) Report() *Report {
 	}
 	sort.Slice(r.Problems, func(i, j int) bool { return r.Problems[i].Code < r.Problems[j].Code })
 	return r
+}
+
+// pctJob is the percentiles of one row's latencies, gathered from lists.
+type pctJob struct {
+	lists []*chunked.List[time.Duration]
+	n     int // latencies in lists
+	out   func(q quantiles, p50, p90, p99 int64)
+}
+
+// runPercentiles runs jobs on a goroutine per core, the longest first,
+// each goroutine gathering its jobs' latencies into one buffer of its
+// own: a capture's million latencies take milliseconds to select from,
+// at the end of the run, when nothing else is left to do.
+func runPercentiles(jobs []pctJob) {
+	slices.SortFunc(jobs, func(a, b pctJob) int { return b.n - a.n })
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf []time.Duration
+			for i := int(next.Add(1)) - 1; i < len(jobs); i = int(next.Add(1)) - 1 {
+				j := &jobs[i]
+				buf = buf[:0]
+				for _, l := range j.lists {
+					buf = l.AppendTo(buf)
+				}
+				j.out(percentiles(buf))
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // quantiles are the smallest and largest of some durations, in
