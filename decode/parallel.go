@@ -394,8 +394,7 @@ func (p *ParallelStreamDecoder) worker() {
 				dec.fb = fb
 				k++
 			}
-			f := dec.Decode(b.bytes(it))
-			f.N, f.Time, f.Conn, f.Dir, f.Offset = it.n, it.ts, it.conn, it.dir, it.offset
+			f := b.decode(dec, it)
 			it.f = f
 			cost := bufCost(f, fb)
 			if used+cost > p.budget {
@@ -527,19 +526,10 @@ func (p *ParallelStreamDecoder) streamBatch(dec *Decoder, b *pbatch) {
 	}()
 	dec.fb = &dec.own
 	for i := range b.items {
-		it := &b.items[i]
-		switch {
-		case it.frame:
-			f := dec.Decode(b.bytes(it))
-			f.N, f.Time, f.Conn, f.Dir, f.Offset = it.n, it.ts, it.conn, it.dir, it.offset
-			p.sink.Frame(f)
-		case it.evp != nil:
-			p.sink.Event(it.evp)
-		default:
-			if it.hasStats {
-				it.ev.Stats = &it.stats
-			}
-			p.sink.Event(&it.ev)
+		if it := &b.items[i]; it.frame {
+			p.sink.Frame(b.decode(dec, it))
+		} else {
+			p.deliverEvent(it)
 		}
 	}
 }
@@ -557,20 +547,32 @@ func (p *ParallelStreamDecoder) deliverBatch(b *pbatch) {
 			if p.late == nil {
 				p.late = NewDecoder(p.opts)
 			}
-			f := p.late.Decode(b.bytes(it))
-			f.N, f.Time, f.Conn, f.Dir, f.Offset = it.n, it.ts, it.conn, it.dir, it.offset
-			p.sink.Frame(f)
+			p.sink.Frame(b.decode(p.late, it))
 		case it.frame:
 			p.sink.Frame(it.f)
-		case it.evp != nil:
-			p.sink.Event(it.evp)
 		default:
-			if it.hasStats {
-				it.ev.Stats = &it.stats
-			}
-			p.sink.Event(&it.ev)
+			p.deliverEvent(it)
 		}
 	}
+}
+
+// deliverEvent hands event item it to the Sink.
+func (p *ParallelStreamDecoder) deliverEvent(it *pitem) {
+	if it.evp != nil {
+		p.sink.Event(it.evp)
+		return
+	}
+	if it.hasStats {
+		it.ev.Stats = &it.stats
+	}
+	p.sink.Event(&it.ev)
+}
+
+// decode decodes frame item it with dec.
+func (b *pbatch) decode(dec *Decoder, it *pitem) *Frame {
+	f := dec.Decode(b.bytes(it))
+	f.N, f.Time, f.Conn, f.Dir, f.Offset = it.n, it.ts, it.conn, it.dir, it.offset
+	return f
 }
 
 // recycle returns a delivered batch to the free list, releasing what
