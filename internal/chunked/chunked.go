@@ -75,13 +75,15 @@ func (l *List[T]) DropFirst() {
 	}
 }
 
-// AppendTo appends the values, the oldest first, to dst.
-func (l *List[T]) AppendTo(dst []T) []T {
+// Blocks appends the blocks the values lie in, the oldest first, to dst:
+// read them there, without copying. They are valid until the next Push
+// or DropFirst.
+func (l *List[T]) Blocks(dst [][]T) [][]T {
 	for k, b := range l.blocks {
 		if k == 0 {
 			b = b[l.start:]
 		}
-		dst = append(dst, b...)
+		dst = append(dst, b)
 	}
 	return dst
 }

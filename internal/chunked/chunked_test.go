@@ -45,8 +45,8 @@ func TestList(t *testing.T) {
 					}
 				}
 			}
-			if got := l.AppendTo([]int{-1}); !slices.Equal(got, append([]int{-1}, model...)) {
-				t.Fatalf("AppendTo: %d values, want %d", len(got)-1, len(model))
+			if got := slices.Concat(l.Blocks(nil)...); !slices.Equal(got, model) {
+				t.Fatalf("Blocks: %d values, want %d", len(got), len(model))
 			}
 			if len(l.blocks) > 1 && cap(l.blocks[0]) != blockLen {
 				t.Errorf("the first of %d blocks holds %d values, not a block", len(l.blocks), cap(l.blocks[0]))

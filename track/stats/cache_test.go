@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"math"
 	"math/rand"
 	"net/netip"
 	"reflect"
@@ -164,23 +165,41 @@ func TestPercentiles(t *testing.T) {
 		{"few values", func(int, int) time.Duration { return time.Duration(r.Intn(3)) * time.Millisecond }},
 		{"organ pipe", func(i, n int) time.Duration { return time.Duration(min(i, n-i)) }},
 		{"negative", func(int, int) time.Duration { return -time.Duration(r.Intn(1000)) }},
+		{"whole range", func(int, int) time.Duration { return time.Duration(r.Uint64()) }},
+		{"outliers", func(i, _ int) time.Duration {
+			if i%97 == 3 {
+				return time.Duration(r.Int63n(1 << 60))
+			}
+			return time.Duration(140_000 + r.Intn(5_000_000))
+		}},
+		{"extremes", func(i, _ int) time.Duration {
+			return [...]time.Duration{math.MinInt64, math.MaxInt64, 0, -999, 999, 1000, -1000}[i%7]
+		}},
 	}
 	sizes := []int{1, 2, 3, 5, 10, 31, 32, 33, 64, 99, 100, 101, 1000, 4097, 100000}
+	var hist []uint32 // reused from one call to the next, as runPercentiles does
 	for _, sh := range shapes {
 		for _, n := range sizes {
 			d := make([]time.Duration, n)
 			for i := range d {
 				d[i] = sh.gen(i, n)
 			}
+			orig := slices.Clone(d)
 			sorted := slices.Clone(d)
 			slices.Sort(sorted)
 			want := [5]int64{sorted[0].Microseconds(), pct(sorted, 50), pct(sorted, 90), pct(sorted, 99), sorted[n-1].Microseconds()}
-			q, p50, p90, p99 := percentiles(d)
-			if got := [5]int64{q.min, p50, p90, p99, q.max}; got != want {
-				t.Errorf("%s, %d values: min p50 p90 p99 max %v, want %v", sh.name, n, got, want)
+			// In blocks of random lengths (some empty), as a
+			// chunked.List holds them.
+			var blocks [][]time.Duration
+			for rest := d; len(rest) > 0; {
+				k := min(r.Intn(2*n/3+2), len(rest))
+				blocks, rest = append(blocks, rest[:k]), rest[k:]
 			}
-			slices.Sort(d)
-			if !slices.Equal(d, sorted) {
+			q, p50, p90, p99 := percentiles(blocks, &hist)
+			if got := [5]int64{q.min, p50, p90, p99, q.max}; got != want {
+				t.Errorf("%s, %d values in %d blocks: min p50 p90 p99 max %v, want %v", sh.name, n, len(blocks), got, want)
+			}
+			if !slices.Equal(d, orig) {
 				t.Errorf("%s, %d values: the durations changed", sh.name, n)
 			}
 		}

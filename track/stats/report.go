@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"math"
 	"math/bits"
 	"runtime"
 	"slices"
@@ -251,10 +252,9 @@ type pctJob struct {
 	out   func(q quantiles, p50, p90, p99 int64)
 }
 
-// runPercentiles runs jobs on a goroutine per core, the longest first,
-// each goroutine gathering its jobs' latencies into one buffer of its
-// own: a capture's million latencies take milliseconds to select from,
-// at the end of the run, when nothing else is left to do.
+// runPercentiles runs jobs on a goroutine per core, the longest first: a
+// capture's million latencies take milliseconds to select from, at the
+// end of the run, when nothing else is left to do.
 func runPercentiles(jobs []pctJob) {
 	slices.SortFunc(jobs, func(a, b pctJob) int { return b.n - a.n })
 	var next atomic.Int64
@@ -263,14 +263,15 @@ func runPercentiles(jobs []pctJob) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var buf []time.Duration
+			var blocks [][]time.Duration
+			var hist []uint32
 			for i := int(next.Add(1)) - 1; i < len(jobs); i = int(next.Add(1)) - 1 {
 				j := &jobs[i]
-				buf = buf[:0]
+				blocks = blocks[:0]
 				for _, l := range j.lists {
-					buf = l.AppendTo(buf)
+					blocks = l.Blocks(blocks)
 				}
-				j.out(percentiles(buf))
+				j.out(percentiles(blocks, &hist))
 			}
 		}()
 	}
@@ -282,72 +283,66 @@ func runPercentiles(jobs []pctJob) {
 type quantiles struct{ min, max int64 }
 
 // percentiles returns the extremes and the nearest-rank 50th, 90th and
-// 99th percentiles of d (not empty), in microseconds: what sorting d and
-// reading pct would give, by selection instead of a sort (a latency per
-// SEND: millions in a big capture). d is reordered.
-func percentiles(d []time.Duration) (q quantiles, p50, p90, p99 int64) {
-	lo, hi := d[0], d[0]
-	for _, v := range d {
-		lo, hi = min(lo, v), max(hi, v)
+// 99th percentiles, in microseconds, of the durations in blocks (not all
+// empty): what sorting them and reading pct would give. They are found by
+// counting (selectUS), read where they lie: a latency per SEND, millions
+// in a big capture, is neither copied nor reordered. hist is scratch.
+func percentiles(blocks [][]time.Duration, hist *[]uint32) (q quantiles, p50, p90, p99 int64) {
+	n := 0
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, b := range blocks {
+		for _, d := range b {
+			v := d.Microseconds()
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		n += len(b)
 	}
-	q = quantiles{lo.Microseconds(), hi.Microseconds()}
-	i99, i90, i50 := rank(len(d), 99), rank(len(d), 90), rank(len(d), 50)
-	// Each selection leaves nothing greater before its index: the next,
-	// lower rank is selected among what lies before it (which the
-	// selection reorders, so each value is read first).
-	nth(d, i99)
-	p99 = d[i99].Microseconds()
-	if i90 < i99 {
-		nth(d[:i99], i90)
+	q = quantiles{lo, hi}
+	return q, selectUS(blocks, rank(n, 50), lo, hi, hist), selectUS(blocks, rank(n, 90), lo, hi, hist), selectUS(blocks, rank(n, 99), lo, hi, hist)
+}
+
+// selectUS returns the k-th smallest (from 0) of the durations of blocks
+// in microseconds, all of which lie in [lo, hi]: a radix selection, a
+// pass over them for every 16 bits of the spread that the values of the
+// k-th one's bucket still span (one or two for latencies). The
+// microseconds of the k-th smallest duration are the k-th smallest
+// microseconds: truncating to microseconds keeps the order.
+func selectUS(blocks [][]time.Duration, k int, lo, hi int64, hist *[]uint32) int64 {
+	for lo < hi {
+		span := uint64(hi) - uint64(lo)
+		shift := max(bits.Len64(span)-16, 0)
+		nb := int(span>>shift) + 1
+		if cap(*hist) < nb {
+			*hist = make([]uint32, nb)
+		}
+		h := (*hist)[:nb]
+		clear(h)
+		for _, b := range blocks {
+			for _, d := range b {
+				if v := d.Microseconds(); v >= lo && v <= hi {
+					h[(uint64(v)-uint64(lo))>>shift]++
+				}
+			}
+		}
+		found := false
+		for i, c := range h {
+			if k < int(c) {
+				start := uint64(lo) + uint64(i)<<shift
+				lo, hi = int64(start), int64(start+min(1<<shift-1, uint64(hi)-start))
+				found = true
+				break
+			}
+			k -= int(c)
+		}
+		if !found {
+			return hi // k beyond the values: never, but never a loop either
+		}
 	}
-	p90 = d[i90].Microseconds()
-	if i50 < i90 {
-		nth(d[:i90], i50)
-	}
-	return q, d[i50].Microseconds(), p90, p99
+	return lo
 }
 
 // rank is the index, in sorted order, of the nearest-rank p-th percentile
 // of n values.
 func rank(n, p int) int {
 	return max((p*n+99)/100, 1) - 1
-}
-
-// nth reorders d so that d[k] holds the value sorting would put there,
-// nothing greater before it and nothing smaller after it: quickselect
-// with a median-of-three pivot and three-way partitions (runs of equal
-// latencies are common), sorting what is left when it is small or when
-// partitions keep coming out unbalanced.
-func nth(d []time.Duration, k int) {
-	lo, hi := 0, len(d)
-	for budget := 2*bits.Len(uint(len(d))) + 4; hi-lo > 32; budget-- {
-		if budget == 0 {
-			break
-		}
-		a, b, c := d[lo], d[lo+(hi-lo)/2], d[hi-1]
-		p := max(min(a, b), min(max(a, b), c)) // the median of the three
-		lt, i, gt := lo, lo, hi
-		for i < gt {
-			switch v := d[i]; {
-			case v < p:
-				d[lt], d[i] = v, d[lt]
-				lt++
-				i++
-			case v > p:
-				gt--
-				d[i], d[gt] = d[gt], v
-			default:
-				i++
-			}
-		}
-		switch {
-		case k < lt:
-			hi = lt
-		case k >= gt:
-			lo = gt
-		default:
-			return // d[lt:gt] are all p
-		}
-	}
-	slices.Sort(d[lo:hi])
 }
