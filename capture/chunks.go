@@ -39,8 +39,9 @@ type ReadBuffers struct {
 // with reads of 128 KiB).
 const readStep = 128 << 10
 
-// maxChunks bounds the chunks a ReadBuffers allocates: what six batches of
-// 64 KiB in flight (decode) hold lies in two of them, mostly.
+// maxChunks bounds the chunks a ReadBuffers allocates: what the batches in
+// flight of a decode.ParallelStreamDecoder (six to eight of at most
+// 64 KiB) hold lies in two of them, mostly.
 const maxChunks = 4
 
 type readBuf struct {
@@ -72,9 +73,6 @@ func (c *ReadBuffers) alloc() *readBuf {
 
 // Size is the longest Peek.
 func (c *ReadBuffers) Size() int { return c.size }
-
-// Buffered is the number of unread bytes in the current chunk.
-func (c *ReadBuffers) Buffered() int { return c.w - c.r }
 
 // Peek returns the next n bytes (n <= Size) without consuming them, as
 // bufio.Reader.Peek: fewer, with the error that stopped the reading, at

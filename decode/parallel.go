@@ -23,7 +23,8 @@ const (
 // ParallelStreamDecoder is a StreamDecoder that decodes frames on other
 // goroutines. Framing, resynchronisation, numbering and accounting stay on
 // the caller's goroutine (the reassembler's), exactly as in StreamDecoder;
-// each whole frame is copied into a batch, batches are decoded by workers,
+// each whole frame is queued in a batch (copied into it, unless it lies in
+// a buffer of the Keeper's, SetKeeper), batches are decoded by workers,
 // each with its own Decoder, and the worker that finishes the next batch
 // in order hands frames and events to the Sink, one worker at a time, in
 // the order a StreamDecoder would, with the same values. A worker that
