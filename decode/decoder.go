@@ -564,6 +564,9 @@ func (d *Decoder) decodeCommand(f *Frame, b, ext []byte) {
 // ids; nil when decodeAck leaves it to protobuf.
 func (d *Decoder) ack(b []byte) *pulsarapi.BaseCommand {
 	fb := d.fb
+	if fb.acks != nil && len(fb.acks.ids) > maxPooledIDs {
+		fb.acks = nil // the decoder's own, after a big ACK: not kept
+	}
 	if fb.acks == nil {
 		if d.ackPool != nil {
 			fb.acks, _ = d.ackPool.Get().(*ackIDs)
@@ -585,7 +588,9 @@ func (d *Decoder) ack(b []byte) *pulsarapi.BaseCommand {
 }
 
 // giveBackAcks gives the ids of the ACK decoded into fb back to pool,
-// once the frame is done with.
+// once the frame is done with; more than maxPooledIDs of them are left to
+// the garbage collector instead (an ACK of a hundred thousand ids must
+// not be kept for the ones after it).
 func (fb *frameBufs) giveBackAcks(pool *sync.Pool) {
 	if fb.acks == nil {
 		return
@@ -593,9 +598,15 @@ func (fb *frameBufs) giveBackAcks(pool *sync.Pool) {
 	if a := fb.ackCmd.GetAck(); a != nil {
 		a.MessageId = nil
 	}
-	pool.Put(fb.acks)
+	if len(fb.acks.ids) <= maxPooledIDs {
+		pool.Put(fb.acks)
+	}
 	fb.acks = nil
 }
+
+// maxPooledIDs bounds the ids of a list given back to the pool (about
+// 100 bytes each).
+const maxPooledIDs = 4096
 
 // checkSubCommand reports a type that does not match the one sub-command
 // set. The sub-command field of each type has the type's number.
