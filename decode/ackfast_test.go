@@ -223,3 +223,49 @@ func FuzzDecodeAck(f *testing.F) {
 		c.check(t, b)
 	})
 }
+
+// TestAckIDsBigNotKept: a decoder decodes a big ACK into its own ids and
+// a small one after it into new ones, and a slot gives a big list to the
+// collector, not to the pool; small lists are reused.
+func TestAckIDsBigNotKept(t *testing.T) {
+	ackOf := func(n int) []byte {
+		a := &pulsarapi.CommandAck{ConsumerId: proto.Uint64(1), AckType: pulsarapi.CommandAck_Individual.Enum()}
+		for i := 0; i < n; i++ {
+			a.MessageId = append(a.MessageId, &pulsarapi.MessageIdData{LedgerId: proto.Uint64(1), EntryId: proto.Uint64(uint64(i))})
+		}
+		return buildFrame(frameSpec{cmd: mustMarshal(t, &pulsarapi.BaseCommand{Type: pulsarapi.BaseCommand_ACK.Enum(), Ack: a})})
+	}
+	d := NewDecoder(Options{})
+	decode := func(n int) *ackIDs {
+		t.Helper()
+		f := d.Decode(ackOf(n))
+		if len(f.Problems) > 0 || len(f.Command.GetAck().GetMessageId()) != n || d.fb.acks == nil {
+			t.Fatalf("ACK of %d ids: problems %v, %d ids, fast path %v", n, f.Problems, len(f.Command.GetAck().GetMessageId()), d.fb.acks != nil)
+		}
+		return d.fb.acks
+	}
+	small := decode(10)
+	if decode(20) != small {
+		t.Error("a small list is not reused")
+	}
+	big := decode(maxPooledIDs + 1)
+	if decode(5) == big {
+		t.Error("a big list is kept for the next ACK")
+	}
+	// A slot: the big list (the small one grew into it) to the
+	// collector, a small one to the pool.
+	var pool putRecorder
+	fb := &frameBufs{acks: big, ackCmd: new(pulsarapi.BaseCommand)}
+	fb.giveBackAcks(&pool)
+	small = &ackIDs{ids: make([]*pulsarapi.MessageIdData, 10)}
+	fb.acks = small
+	fb.giveBackAcks(&pool)
+	if len(pool) != 1 || pool[0] != small || fb.acks != nil {
+		t.Errorf("given back to the pool: %d lists, want the small one only", len(pool))
+	}
+}
+
+// putRecorder records what is given back to a pool.
+type putRecorder []any
+
+func (r *putRecorder) Put(v any) { *r = append(*r, v) }

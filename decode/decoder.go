@@ -591,7 +591,7 @@ func (d *Decoder) ack(b []byte) *pulsarapi.BaseCommand {
 // once the frame is done with; more than maxPooledIDs of them are left to
 // the garbage collector instead (an ACK of a hundred thousand ids must
 // not be kept for the ones after it).
-func (fb *frameBufs) giveBackAcks(pool *sync.Pool) {
+func (fb *frameBufs) giveBackAcks(pool interface{ Put(any) }) {
 	if fb.acks == nil {
 		return
 	}
