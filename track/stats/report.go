@@ -3,11 +3,7 @@ package stats
 import (
 	"math"
 	"math/bits"
-	"runtime"
-	"slices"
 	"sort"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/pulsarscope/pulsarscope/internal/chunked"
@@ -162,13 +158,17 @@ func (c *Collector) Report() *Report {
 		addCount(cnt)
 	}
 	sort.Slice(r.Commands, func(i, j int) bool { return r.Commands[i].Type < r.Commands[j].Type })
-	// Percentiles are computed once every row is built, in parallel
-	// (runPercentiles): rows are then only written by index.
-	var jobs []pctJob
-	var srtAccs []*srtAcc
+	var blocks [][]time.Duration // scratch of percentiles
+	var hist []uint32
 	addSRT := func(t cmdType, a *srtAcc) {
-		r.SRT = append(r.SRT, SRTRow{Request: t.String(), Count: a.lat.Len(), Unanswered: a.unanswered})
-		srtAccs = append(srtAccs, a)
+		row := SRTRow{Request: t.String(), Count: a.lat.Len(), Unanswered: a.unanswered}
+		if a.lat.Len() > 0 {
+			var q quantiles
+			blocks = a.lat.Blocks(blocks[:0])
+			q, row.P50US, row.P90US, row.P99US = percentiles(blocks, &hist)
+			row.MinUS, row.MaxUS = q.min, q.max
+		}
+		r.SRT = append(r.SRT, row)
 	}
 	for t, a := range c.srt {
 		if a != nil {
@@ -178,14 +178,7 @@ func (c *Collector) Report() *Report {
 	for t, a := range c.srtX {
 		addSRT(t, a)
 	}
-	for i, a := range srtAccs {
-		if a.lat.Len() > 0 {
-			row := &r.SRT[i]
-			jobs = append(jobs, pctJob{lists: []*chunked.List[time.Duration]{&a.lat}, n: a.lat.Len(), out: func(q quantiles, p50, p90, p99 int64) {
-				row.MinUS, row.MaxUS, row.P50US, row.P90US, row.P99US = q.min, q.max, p50, p90, p99
-			}})
-		}
-	}
+	sort.Slice(r.SRT, func(i, j int) bool { return r.SRT[i].Request < r.SRT[j].Request })
 	for _, cv := range c.convOrder {
 		row := cv.row
 		row.Producers, row.Consumers, row.Topics = len(cv.producers), len(cv.consumers), sortedKeys(cv.topics)
@@ -219,22 +212,16 @@ func (c *Collector) Report() *Report {
 	for _, a := range order {
 		row := a.row
 		row.Compression = sortedKeys(a.cmp)
-		r.Producers = append(r.Producers, row)
-	}
-	for i, a := range order {
+		blocks = blocks[:0]
 		n := 0
 		for _, l := range lat[a] {
-			n += l.Len()
+			blocks, n = l.Blocks(blocks), n+l.Len()
 		}
 		if n > 0 {
-			row := &r.Producers[i]
-			jobs = append(jobs, pctJob{lists: lat[a], n: n, out: func(_ quantiles, p50, p90, p99 int64) {
-				row.P50US, row.P90US, row.P99US = p50, p90, p99
-			}})
+			_, row.P50US, row.P90US, row.P99US = percentiles(blocks, &hist)
 		}
+		r.Producers = append(r.Producers, row)
 	}
-	runPercentiles(jobs)
-	sort.Slice(r.SRT, func(i, j int) bool { return r.SRT[i].Request < r.SRT[j].Request })
 	for _, a := range c.consOrder {
 		r.Consumers = append(r.Consumers, a.row)
 	}
@@ -243,39 +230,6 @@ func (c *Collector) Report() *Report {
 	}
 	sort.Slice(r.Problems, func(i, j int) bool { return r.Problems[i].Code < r.Problems[j].Code })
 	return r
-}
-
-// pctJob is the percentiles of one row's latencies, gathered from lists.
-type pctJob struct {
-	lists []*chunked.List[time.Duration]
-	n     int // latencies in lists
-	out   func(q quantiles, p50, p90, p99 int64)
-}
-
-// runPercentiles runs jobs on a goroutine per core, the longest first: a
-// capture's million latencies take milliseconds to select from, at the
-// end of the run, when nothing else is left to do.
-func runPercentiles(jobs []pctJob) {
-	slices.SortFunc(jobs, func(a, b pctJob) int { return b.n - a.n })
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var blocks [][]time.Duration
-			var hist []uint32
-			for i := int(next.Add(1)) - 1; i < len(jobs); i = int(next.Add(1)) - 1 {
-				j := &jobs[i]
-				blocks = blocks[:0]
-				for _, l := range j.lists {
-					blocks = l.Blocks(blocks)
-				}
-				j.out(percentiles(blocks, &hist))
-			}
-		}()
-	}
-	wg.Wait()
 }
 
 // quantiles are the smallest and largest of some durations, in
