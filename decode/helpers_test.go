@@ -195,3 +195,20 @@ func codes(ps []Problem) []string {
 	}
 	return out
 }
+
+// shippedCaptures lists the captures committed in testdata/pcaps (not
+// their .expect.json files).
+func shippedCaptures(tb testing.TB) []string {
+	tb.Helper()
+	all, err := filepath.Glob("../testdata/pcaps/*.pcap*")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var names []string
+	for _, name := range all {
+		if !strings.HasSuffix(name, ".json") {
+			names = append(names, name)
+		}
+	}
+	return names
+}

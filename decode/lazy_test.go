@@ -84,15 +84,12 @@ func bothModes(t *testing.T, what string, run func(Sink, Options)) []string {
 // TestLazyEntryMetadataCaptures: every committed capture decodes to the
 // same frames, problems and entry metadata in both modes.
 func TestLazyEntryMetadataCaptures(t *testing.T) {
-	names, _ := filepath.Glob("../testdata/pcaps/*.pcap*")
+	names := shippedCaptures(t)
 	if len(names) == 0 {
 		t.Fatal("no captures")
 	}
 	entries := 0
 	for _, name := range names {
-		if strings.HasSuffix(name, ".json") {
-			continue
-		}
 		ref := bothModes(t, name, func(s Sink, o Options) {
 			o.MaxFrameSize, o.MaxDecompressed = 0, 0
 			_ = runPipeline(name, s, o) // truncated captures: compare what came
@@ -110,12 +107,9 @@ func TestLazyEntryMetadataCaptures(t *testing.T) {
 // payload contents changes nothing but the entries, the uncompressed bytes
 // and the problems only those find.
 func TestSkipPayloadContentsCaptures(t *testing.T) {
-	names, _ := filepath.Glob("../testdata/pcaps/*.pcap*")
+	names := shippedCaptures(t)
 	payloads := 0
 	for _, name := range names {
-		if strings.HasSuffix(name, ".json") {
-			continue
-		}
 		var full, skip []string
 		for _, s := range []bool{false, true} {
 			d := &skimSink{skip: s}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -98,7 +97,7 @@ func runParallelPipelineN(name string, sink Sink, opts Options, workers int, tin
 // hands the sink exactly what the sequential one does, in every mode, with
 // batches streamed by the delivering worker or decoded into their slots.
 func TestParallelSameOutput(t *testing.T) {
-	names, _ := filepath.Glob("../testdata/pcaps/*.pcap*")
+	names := shippedCaptures(t)
 	if len(names) == 0 {
 		t.Fatal("no captures")
 	}
@@ -116,9 +115,6 @@ func TestParallelSameOutput(t *testing.T) {
 		tiny, noStream bool
 	}{{2, false, false}, {3, true, false}, {2, true, true}}
 	for _, name := range names {
-		if strings.HasSuffix(name, ".json") {
-			continue
-		}
 		for _, opts := range []Options{{}, {LazyEntryMetadata: true}, {KeepRaw: true}, {Retain: true, KeepRaw: true}} {
 			seq := &fullDigestSink{digestSink{t: t}}
 			errSeq := runPipeline(name, seq, opts)
@@ -252,12 +248,9 @@ func (k *poisonKeeper) Release(id int) {
 // with garbage then, the parallel decoder still hands the sink exactly
 // what the sequential one does, and releases every chunk it held.
 func TestParallelKeeper(t *testing.T) {
-	names, _ := filepath.Glob("../testdata/pcaps/*.pcap*")
+	names := shippedCaptures(t)
 	holds, reused := 0, 0
 	for _, name := range names {
-		if strings.HasSuffix(name, ".json") {
-			continue
-		}
 		for _, tc := range []struct {
 			opts  Options
 			chunk int
