@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pulsarscope/pulsarscope/capture"
+	"github.com/pulsarscope/pulsarscope/render"
 	"github.com/pulsarscope/pulsarscope/track"
 	"github.com/pulsarscope/pulsarscope/track/stats"
 )
@@ -71,9 +72,15 @@ func reportTime(t time.Time) *time.Time {
 
 // writeStatsReport writes the stats report as one JSON document or as the
 // text tables of writeStatsText, under a title naming the inputs.
-func writeStatsReport(w io.Writer, rep *stats.Report, asJSON bool, names []string) error {
+// writeStatsReport writes the report as JSON or text tables; credentials
+// by shape are redacted unless showSecrets, and strings from the wire are
+// made safe for a terminal either way.
+func writeStatsReport(w io.Writer, rep *stats.Report, asJSON, showSecrets bool, names []string) error {
+	if !showSecrets {
+		rep.RedactSecrets()
+	}
 	if asJSON {
-		enc := json.NewEncoder(w)
+		enc := json.NewEncoder(render.JSONSafeWriter(w))
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
@@ -127,6 +134,8 @@ type liveStatsReport struct {
 	sink track.Sink // col under the display filter (-Y)
 	fs   *filterSink
 	json bool
+	// showSecrets: --show-secrets (writeStatsReport).
+	showSecrets bool
 }
 
 // newLiveStatsReport checks the read flags against -o stats and sets in pc
@@ -140,7 +149,7 @@ func newLiveStatsReport(e *env, o *readOptions, pc *pipelineConfig) (*liveStatsR
 			return nil, usageErr("-o %s prints the stats report when the capture ends, not frames: %s does not apply", o.output, c.flag)
 		}
 	}
-	flt, err := compileFilter(o.filter)
+	flt, err := compileFilter(o.filter, o.showSecrets)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +159,7 @@ func newLiveStatsReport(e *env, o *readOptions, pc *pipelineConfig) (*liveStatsR
 	if pc.progress, err = newProgress(e, o.progress); err != nil {
 		return nil, err
 	}
-	r := &liveStatsReport{col: stats.New(), json: o.output == "stats-json"}
+	r := &liveStatsReport{col: stats.New(), json: o.output == "stats-json", showSecrets: o.showSecrets}
 	r.sink, r.fs = withFilter(r.col, flt)
 	return r, nil
 }
@@ -159,8 +168,8 @@ func newLiveStatsReport(e *env, o *readOptions, pc *pipelineConfig) (*liveStatsR
 // writes it to stdout.
 func (r *liveStatsReport) write(e *env, iface string, ifs []capture.InterfaceStats) error {
 	if r.fs != nil && r.fs.err != nil {
-		fmt.Fprintf(e.stderr, "pulsarscope: warning: %v\n", r.fs.err)
+		fmt.Fprintf(e.stderr, "pulsarscope: warning: %s\n", render.SafeLines(r.fs.err.Error()))
 	}
 	r.col.AddCapture(captureRows("live", ifs)...)
-	return writeStatsReport(e.stdout, r.col.Report(), r.json, []string{iface + " (live capture)"})
+	return writeStatsReport(e.stdout, r.col.Report(), r.json, r.showSecrets, []string{iface + " (live capture)"})
 }

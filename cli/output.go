@@ -31,7 +31,7 @@ type output struct {
 // the output out. Call it once, after the input ended.
 func (o *output) finish() error {
 	if o.fs != nil && o.fs.err != nil {
-		fmt.Fprintf(o.e.stderr, "pulsarscope: warning: %v\n", o.fs.err)
+		fmt.Fprintf(o.e.stderr, "pulsarscope: warning: %s\n", render.SafeLines(o.fs.err.Error()))
 	}
 	return o.flush()
 }
@@ -47,7 +47,7 @@ func newOutput(e *env, o *readOptions, pc *pipelineConfig) (*output, error) {
 	// encodes it from the raw bytes, -V decodes it on demand, and the
 	// tracker, filter and transcript read none of it.
 	pc.decode.LazyEntryMetadata = true
-	flt, err := compileFilter(o.filter)
+	flt, err := compileFilter(o.filter, o.showSecrets)
 	if err != nil {
 		return nil, err
 	}

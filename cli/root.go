@@ -11,6 +11,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/pulsarscope/pulsarscope/render"
+
 	"github.com/spf13/cobra"
 )
 
@@ -69,7 +71,7 @@ func mainWith(stdin io.Reader, stdout, stderr io.Writer, extend func(*cobra.Comm
 		if os.Getenv("PULSARSCOPE_TRACEBACK") != "" {
 			panic(r)
 		}
-		fmt.Fprintf(stderr, "pulsarscope: internal error: %v (this is a bug: please report it with the command line and, if you can share it, the capture; PULSARSCOPE_TRACEBACK=1 shows the stack)\n", r)
+		fmt.Fprintf(stderr, "pulsarscope: internal error: %s (this is a bug: please report it with the command line and, if you can share it, the capture; PULSARSCOPE_TRACEBACK=1 shows the stack)\n", render.SafeLines(fmt.Sprint(r)))
 		code = ExitInternal
 		if len(args) > 0 && args[0] == "diff" {
 			code = 2
@@ -93,12 +95,12 @@ func mainWith(stdin io.Reader, stdout, stderr io.Writer, extend func(*cobra.Comm
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != errSilent {
-			fmt.Fprintln(stderr, "pulsarscope: "+ee.Error())
+			fmt.Fprintln(stderr, "pulsarscope: "+render.SafeLines(ee.Error()))
 		}
 		return ee.code
 	}
 	// Anything cobra rejects itself (unknown flag, bad value) is a usage error.
-	fmt.Fprintln(stderr, "pulsarscope: "+err.Error())
+	fmt.Fprintln(stderr, "pulsarscope: "+render.SafeLines(err.Error()))
 	fmt.Fprintln(stderr, "Run 'pulsarscope --help' for usage.")
 	return ExitUsage
 }

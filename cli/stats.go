@@ -26,6 +26,7 @@ type statsOptions struct {
 	ports        []uint
 	detect       bool
 	progress     string
+	showSecrets  bool
 	limits       limitOptions
 }
 
@@ -52,6 +53,7 @@ func newStatsCmd(e *env) *cobra.Command {
 	f.UintSliceVar(&o.ports, "port", nil, "extra Pulsar server port (repeatable; 6650 is always one, 6651 is TLS)")
 	f.BoolVar(&o.detect, "detect", false, "find Pulsar on any TCP port from the content of the first bytes")
 	f.StringVar(&o.progress, "progress", "auto", "progress on stderr: auto (when stderr is a terminal), always or never")
+	f.BoolVar(&o.showSecrets, "show-secrets", false, "show tokens found in names and versions, and let -Y see secrets' values, instead of redacting them")
 	addLimitFlags(f, &o.limits)
 	return cmd
 }
@@ -67,7 +69,7 @@ func runStats(ctx context.Context, e *env, o *statsOptions, files []string) erro
 	if o.output != "text" && o.output != "json" {
 		return usageErr("-o %q: the formats are text and json", o.output)
 	}
-	flt, err := compileFilter(o.filter)
+	flt, err := compileFilter(o.filter, o.showSecrets)
 	if err != nil {
 		return err
 	}
@@ -89,11 +91,11 @@ func runStats(ctx context.Context, e *env, o *statsOptions, files []string) erro
 		return err
 	}
 	if fs != nil && fs.err != nil {
-		fmt.Fprintf(e.stderr, "pulsarscope: warning: %v\n", fs.err)
+		fmt.Fprintf(e.stderr, "pulsarscope: warning: %s\n", render.SafeLines(fs.err.Error()))
 	}
 	rep := col.Report()
 	rep.PayloadsChecked = o.payloads
-	if err := writeStatsReport(e.stdout, rep, o.output == "json", files); err != nil {
+	if err := writeStatsReport(e.stdout, rep, o.output == "json", o.showSecrets, files); err != nil {
 		return &exitError{code: ExitInput, err: fmt.Errorf("writing output: %w", err)}
 	}
 	return nil
@@ -109,7 +111,7 @@ func writeStatsText(w io.Writer, r *stats.Report, files []string) error {
 	}
 	names := make([]string, len(files))
 	for i, f := range files {
-		names[i] = f
+		names[i] = render.Safe(f)
 		if f == "-" {
 			names[i] = "stdin"
 		}

@@ -12,8 +12,9 @@ import (
 	"github.com/pulsarscope/pulsarscope/track/filter"
 )
 
-// compileFilter compiles -Y (nil when empty) as a usage error with a caret.
-func compileFilter(src string) (*filter.Filter, error) {
+// compileFilter compiles -Y (nil when empty) as a usage error with a caret;
+// the filter sees secrets' values only with showSecrets.
+func compileFilter(src string, showSecrets bool) (*filter.Filter, error) {
 	if src == "" {
 		return nil, nil
 	}
@@ -21,7 +22,7 @@ func compileFilter(src string) (*filter.Filter, error) {
 	if err != nil {
 		return nil, &exitError{code: ExitUsage, err: fmt.Errorf("-Y: %w", err)}
 	}
-	return f, nil
+	return f.ShowSecrets(showSecrets), nil
 }
 
 // filterSink passes on what the display filter accepts. Run-time filter

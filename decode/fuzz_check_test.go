@@ -2,6 +2,7 @@ package decode
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -9,6 +10,9 @@ import (
 	"github.com/pulsarscope/pulsarscope/reassembly"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/pulsarscope/pulsarscope/decode/secret"
 )
 
 // FuzzCheckFrame checks the plausibility check that resynchronisation and
@@ -68,24 +72,13 @@ func FuzzCheckFrame(f *testing.F) {
 			return
 		}
 		before, _ := proto.MarshalOptions{Deterministic: true, AllowPartial: true}.Marshal(fr.Command)
-		r := Redact(fr.Command)
+		r := secret.Redact(fr.Command)
 		after, _ := proto.MarshalOptions{Deterministic: true, AllowPartial: true}.Marshal(fr.Command)
 		if !bytes.Equal(before, after) {
 			t.Fatal("Redact modified its input")
 		}
-		if c := r.GetConnect(); c != nil {
-			if c.AuthData != nil && string(c.AuthData) != RedactedMarker(len(fr.Command.GetConnect().AuthData)) {
-				t.Fatalf("auth_data left: %q", c.AuthData)
-			}
-			if c.OriginalAuthData != nil && c.GetOriginalAuthData() != RedactedMarker(len(fr.Command.GetConnect().GetOriginalAuthData())) {
-				t.Fatalf("original_auth_data left: %q", c.GetOriginalAuthData())
-			}
-		}
-		if a := r.GetAuthResponse().GetResponse(); a != nil && a.AuthData != nil && string(a.AuthData) != RedactedMarker(len(fr.Command.GetAuthResponse().GetResponse().GetAuthData())) {
-			t.Fatalf("auth response data left: %q", a.AuthData)
-		}
-		if a := r.GetAuthChallenge().GetChallenge(); a != nil && a.AuthData != nil && string(a.AuthData) != RedactedMarker(len(fr.Command.GetAuthChallenge().GetChallenge().GetAuthData())) {
-			t.Fatalf("auth challenge data left: %q", a.AuthData)
+		if left := unredacted(r.ProtoReflect()); left != "" {
+			t.Fatalf("secret.Redact left %s", left)
 		}
 	})
 }
@@ -136,3 +129,42 @@ func TestWriteFuzzCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// unredacted names a secret field of m, at any depth, whose value is not a
+// redaction marker, or a string holding a credential by shape; "" when
+// there is none.
+func unredacted(m protoreflect.Message) (left string) {
+	marker := regexp.MustCompile(`^<redacted [0-9]+ bytes>$`)
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		vals := []protoreflect.Value{v}
+		if fd.IsList() {
+			vals = vals[:0]
+			for i := 0; i < v.List().Len(); i++ {
+				vals = append(vals, v.List().Get(i))
+			}
+		}
+		for _, v := range vals {
+			switch {
+			case secret.Field(fd):
+				s := v.String()
+				if fd.Kind() == protoreflect.BytesKind {
+					s = string(v.Bytes())
+				}
+				if !marker.MatchString(s) {
+					return record(&left, string(fd.FullName()))
+				}
+			case fd.Kind() == protoreflect.StringKind && secret.HasCredential(v.String()),
+				fd.Kind() == protoreflect.BytesKind && secret.HasCredentialBytes(v.Bytes()):
+				return record(&left, string(fd.FullName())+" (credential by shape)")
+			case fd.Kind() == protoreflect.MessageKind:
+				if l := unredacted(v.Message()); l != "" {
+					return record(&left, l)
+				}
+			}
+		}
+		return true
+	})
+	return left
+}
+
+func record(dst *string, s string) bool { *dst = s; return false }

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pulsarscope/pulsarscope/decode"
+	"github.com/pulsarscope/pulsarscope/decode/secret"
 )
 
 // conform returns t reduced to rules: the data of names now ignored but
@@ -84,7 +84,7 @@ func filterFields(c Command, drop map[string]bool, entries, redact bool) (json.R
 			return nil, false
 		case drop[PseudoMessageID] && summary && (key == "individual" || key == "cumulative"):
 			return json.RawMessage("true"), true
-		case redact && (key == "auth_data" || key == "original_auth_data"):
+		case redact && secret.Name(key):
 			return redactValue(v), true
 		}
 		return v, true
@@ -119,7 +119,7 @@ func redactValue(v json.RawMessage) json.RawMessage {
 			n = len(raw)
 		}
 	}
-	return appendString(nil, decode.RedactedMarker(n))
+	return appendString(nil, secret.Marker(n))
 }
 
 // walkJSON rewrites raw JSON, keeping member order, passing every object

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/pulsarscope/pulsarscope/decode"
+	"github.com/pulsarscope/pulsarscope/render"
 )
 
 // messageIDName is the protobuf message whose ledgerId/entryId pair is the
@@ -23,8 +24,9 @@ const messageIDName = "MessageIdData"
 // order, applying the normalisation rules; renumbering state is the
 // stream's.
 type fieldWriter struct {
-	rules      map[string]Mode
-	castagnoli *crc32.Table
+	rules       map[string]Mode
+	castagnoli  *crc32.Table
+	showSecrets bool // record secrets instead of redacting them
 }
 
 // appendMessage appends m as a JSON object.
@@ -198,7 +200,7 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+		if c >= 0x20 && c != '"' && c != '\\' && c < 0x7f {
 			b = append(b, c)
 			i++
 			continue
@@ -222,9 +224,8 @@ func appendString(b []byte, s string) []byte {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			b = append(b, `\ufffd`...)
-		} else if r == '\u2028' || r == '\u2029' {
-			b = append(b, `\u202`...)
-			b = append(b, hexDigits[r&0xf])
+		} else if !render.Printable(r, size) { // the sanitiser (render/sanitize.go)
+			b = render.AppendJSONEscape(b, r)
 		} else {
 			b = append(b, s[i:i+size]...)
 		}
@@ -247,11 +248,11 @@ func (w *fieldWriter) appendPayload(b []byte, f *decode.Frame, st *stream, more 
 	}
 	if f.BrokerEntryMetadata != nil && w.rules["broker_entry_metadata"] != Ignore {
 		member("broker_entry_metadata")
-		b = w.appendMessage(b, f.BrokerEntryMetadata.ProtoReflect(), st)
+		b = w.appendMessage(b, render.Redacted(f.BrokerEntryMetadata, w.showSecrets).ProtoReflect(), st)
 	}
 	if f.Metadata != nil && w.rules["metadata"] != Ignore {
 		member("metadata")
-		b = w.appendMessage(b, f.Metadata.ProtoReflect(), st)
+		b = w.appendMessage(b, render.Redacted(f.Metadata, w.showSecrets).ProtoReflect(), st)
 	}
 	if f.Metadata != nil && w.rules[PseudoPayload] != Ignore {
 		member("payload")
@@ -284,7 +285,7 @@ func (w *fieldWriter) appendPayload(b []byte, f *decode.Frame, st *stream, more 
 			m := false
 			if e.Metadata != nil {
 				b = append(b, `"metadata":`...)
-				b = w.appendMessage(b, e.Metadata.ProtoReflect(), st)
+				b = w.appendMessage(b, render.Redacted(e.Metadata, w.showSecrets).ProtoReflect(), st)
 				m = true
 			}
 			if m {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/pulsarscope/pulsarscope/render"
 )
 
 // WriteJSON writes the result as one indented JSON document, the Result's
@@ -98,7 +100,7 @@ func (j *jsonWriter) value(depth int, v any) {
 		return
 	}
 	if j.err == nil {
-		_, j.err = j.w.Write(bytes.TrimSuffix(j.buf.Bytes(), []byte("\n")))
+		_, j.err = j.w.Write(render.AppendJSONSafe(nil, bytes.TrimSuffix(j.buf.Bytes(), []byte("\n"))))
 	}
 }
 

@@ -66,7 +66,7 @@ func NewRecorder(rules map[string]Mode, showSecrets bool) *Recorder {
 		rules = DefaultRules()
 	}
 	return &Recorder{
-		rules: rules, showSecrets: showSecrets, fw: fieldWriter{rules: rules, castagnoli: crc32.MakeTable(crc32.Castagnoli)}, tb: newFieldTable(),
+		rules: rules, showSecrets: showSecrets, fw: fieldWriter{rules: rules, castagnoli: crc32.MakeTable(crc32.Castagnoli), showSecrets: showSecrets}, tb: newFieldTable(),
 		conns: map[*reassembly.Conn]*connState{}, bases: map[string]int{},
 		outcomes: map[string]int{}, problems: map[string]int{}, latency: map[string][]time.Duration{},
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/fatih/color"
+
+	"github.com/pulsarscope/pulsarscope/render"
 )
 
 // TextOptions configure WriteText.
@@ -44,8 +46,8 @@ func (r *Result) WriteText(w io.Writer, opts TextOptions) error {
 	bw := bufio.NewWriter(w)
 	p := newPainter(opts.Color)
 	if !r.Same() {
-		fmt.Fprintln(bw, p.head.Sprint("--- "+orDefault(r.Baseline, "baseline")))
-		fmt.Fprintln(bw, p.head.Sprint("+++ "+orDefault(r.Candidate, "candidate")))
+		fmt.Fprintln(bw, p.head.Sprint("--- "+render.Safe(orDefault(r.Baseline, "baseline"))))
+		fmt.Fprintln(bw, p.head.Sprint("+++ "+render.Safe(orDefault(r.Candidate, "candidate"))))
 	}
 	for _, s := range r.Streams {
 		note := ""
@@ -59,9 +61,9 @@ func (r *Result) WriteText(w io.Writer, opts TextOptions) error {
 			note += " (sequences too different: middle shown replaced)"
 		}
 		for _, h := range s.Hunks {
-			fmt.Fprintln(bw, p.hunk.Sprintf("@@ -%s +%s @@ %s%s", span(h.BaseStart, h.BaseCount), span(h.CandStart, h.CandCount), s.Key, note))
+			fmt.Fprintln(bw, p.hunk.Sprintf("@@ -%s +%s @@ %s%s", span(h.BaseStart, h.BaseCount), span(h.CandStart, h.CandCount), render.Safe(s.Key), note))
 			for _, l := range h.Lines {
-				line := l.Op + l.Command.String()
+				line := l.Op + render.Safe(l.Command.String())
 				switch l.Op {
 				case "-":
 					line = p.del.Sprint(line)
@@ -72,7 +74,7 @@ func (r *Result) WriteText(w io.Writer, opts TextOptions) error {
 			}
 		}
 		for _, fc := range s.Fields {
-			fmt.Fprintln(bw, p.warn.Sprint("~"+fc.String()))
+			fmt.Fprintln(bw, p.warn.Sprint("~"+render.Safe(fc.String())))
 		}
 	}
 	writeCounts(bw, p, "outcomes", r.Outcomes)
@@ -87,7 +89,7 @@ func (r *Result) WriteText(w io.Writer, opts TextOptions) error {
 		fmt.Fprintln(bw, p.hunk.Sprint("@@ latency regressions (p99) @@"))
 		for _, l := range regs {
 			fmt.Fprintln(bw, p.warn.Sprintf("!%s p99 %s -> %s (%+.0f%%; p50 %s -> %s; %d -> %d requests)",
-				l.Type, micros(l.Baseline.P99), micros(l.Candidate.P99), 100*l.Growth,
+				render.Safe(l.Type), micros(l.Baseline.P99), micros(l.Candidate.P99), 100*l.Growth,
 				micros(l.Baseline.P50), micros(l.Candidate.P50), l.Baseline.Count, l.Candidate.Count))
 		}
 	}
@@ -134,10 +136,10 @@ func writeCounts(w io.Writer, p painter, name string, ds []CountDiff) {
 	fmt.Fprintln(w, p.hunk.Sprintf("@@ %s @@", name))
 	for _, d := range ds {
 		if d.Baseline != 0 {
-			fmt.Fprintln(w, p.del.Sprintf("-%s: %d", d.Key, d.Baseline))
+			fmt.Fprintln(w, p.del.Sprintf("-%s: %d", render.Safe(d.Key), d.Baseline))
 		}
 		if d.Candidate != 0 {
-			fmt.Fprintln(w, p.add.Sprintf("+%s: %d", d.Key, d.Candidate))
+			fmt.Fprintln(w, p.add.Sprintf("+%s: %d", render.Safe(d.Key), d.Candidate))
 		}
 	}
 }

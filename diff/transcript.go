@@ -9,6 +9,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/pulsarscope/pulsarscope/render"
 )
 
 // Format identifies a transcript document and its version.
@@ -179,7 +181,7 @@ func writeMap[V any](cw *countWriter, name string, m map[string]V, after string)
 }
 
 // mustJSON marshals plain values (no HTML escaping, so that "<1>" stays
-// readable in golden files).
+// readable in golden files), safe for a terminal (render.AppendJSONSafe).
 func mustJSON(v any) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -188,7 +190,7 @@ func mustJSON(v any) []byte {
 		// Only plain values are marshalled here; this cannot happen.
 		panic(fmt.Sprintf("diff: marshal %T: %v", v, err))
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	return render.AppendJSONSafe(nil, bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 }
 
 type countWriter struct {

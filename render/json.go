@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -46,11 +47,13 @@ type JSON struct {
 
 // NewJSON returns an NDJSON writer on w.
 func NewJSON(w io.Writer, opts JSONOptions) *JSON {
+	enc := newProtoEncoder()
+	enc.redact = !opts.ShowSecrets
 	return &JSON{
 		w:    bufio.NewWriterSize(w, 64<<10),
 		opts: opts,
 		pj:   protojson.MarshalOptions{UseProtoNames: true},
-		enc:  newProtoEncoder(),
+		enc:  enc,
 		smm:  planFor((*pulsarapi.SingleMessageMetadata)(nil).ProtoReflect().Descriptor()),
 	}
 }
@@ -61,12 +64,13 @@ func appendKey(b []byte, key string) []byte {
 	return append(b, '"', ':')
 }
 
-// appendString appends s quoted as encoding/json.Marshal quotes it.
+// appendString appends s quoted as encoding/json.Marshal quotes it, then
+// made safe for a terminal (AppendJSONSafe).
 func appendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
 			out, _ := json.Marshal(s)
-			return append(b, out...)
+			return AppendJSONSafe(b, out)
 		}
 	}
 	b = append(b, '"')
@@ -102,15 +106,15 @@ func (j *JSON) appendProto(b []byte, m protoreflect.Message) []byte {
 func (j *JSON) appendProtojson(b []byte, m proto.Message) []byte {
 	out, err := j.pj.Marshal(m)
 	if err != nil {
-		return appendString(b, "unprintable: "+err.Error())
+		return appendString(b, "unprintable: "+strings.ReplaceAll(err.Error(), "\u00a0", " "))
 	}
 	// protojson randomises insignificant spaces; compact them away so the
 	// output is byte-stable for golden files and diffs.
-	buf := bytes.NewBuffer(b)
-	if err := json.Compact(buf, out); err != nil {
-		return append(b, out...)
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, out); err == nil {
+		out = buf.Bytes()
 	}
-	return buf.Bytes()
+	return AppendJSONSafe(b, out)
 }
 
 // appendBase64 appends p as encoding/json.Marshal writes a []byte: quoted
@@ -124,12 +128,12 @@ func appendBase64(b []byte, p []byte) []byte {
 	return append(b, '"')
 }
 
-func appendProblems(b []byte, ps []decode.Problem) []byte {
-	return appendProblemList(b, "problems", ps)
+func appendProblems(b []byte, ps []decode.Problem, show bool) []byte {
+	return appendProblemList(b, "problems", ps, show)
 }
 
 // appendProblemList writes ps as a list of {code, detail} under key.
-func appendProblemList(b []byte, key string, ps []decode.Problem) []byte {
+func appendProblemList(b []byte, key string, ps []decode.Problem, show bool) []byte {
 	b = appendKey(b, key)
 	b = append(b, '[')
 	for i, p := range ps {
@@ -139,7 +143,7 @@ func appendProblemList(b []byte, key string, ps []decode.Problem) []byte {
 		b = append(b, `{"code":`...)
 		b = appendString(b, p.Code)
 		b = append(b, `,"detail":`...)
-		b = appendString(b, p.Detail)
+		b = appendString(b, RedactedDetail(p.Detail, show))
 		b = append(b, '}')
 	}
 	return append(b, ']')
@@ -205,11 +209,11 @@ func (j *JSON) FrameInfo(f *decode.Frame, info *track.Info) {
 	}
 	if f.BrokerEntryMetadata != nil {
 		b = appendKey(b, "broker_entry_metadata")
-		b = j.appendProto(b, f.BrokerEntryMetadata.ProtoReflect())
+		b = j.appendProto(b, Redacted(f.BrokerEntryMetadata, j.opts.ShowSecrets).ProtoReflect())
 	}
 	if f.Metadata != nil {
 		b = appendKey(b, "metadata")
-		b = j.appendProto(b, f.Metadata.ProtoReflect())
+		b = j.appendProto(b, Redacted(f.Metadata, j.opts.ShowSecrets).ProtoReflect())
 		b = appendKey(b, "payload")
 		b = append(b, `{"size":`...)
 		b = strconv.AppendInt(b, int64(len(f.Payload)), 10)
@@ -241,9 +245,9 @@ func (j *JSON) FrameInfo(f *decode.Frame, info *track.Info) {
 		b = append(b, ']')
 	}
 	if info != nil {
-		b = appendInfo(b, info)
+		b = appendInfo(b, info, j.opts.ShowSecrets)
 	}
-	b = appendProblems(b, f.Problems)
+	b = appendProblems(b, f.Problems, j.opts.ShowSecrets)
 	b = append(b, '}', '\n')
 	j.write(b)
 }
@@ -257,6 +261,9 @@ func (j *JSON) appendEntryMetadata(b []byte, e *decode.Entry) []byte {
 	b = append(b, `"metadata":`...)
 	start := len(b)
 	if e.RawMetadata != nil {
+		// The wire path declines secrets and credentials by shape unless
+		// they are to be shown (protoEncoder.redact): the reflective path
+		// below redacts them.
 		if out, ok := j.enc.appendWire(b, e.RawMetadata, j.smm); ok {
 			return append(out, ',')
 		}
@@ -266,7 +273,7 @@ func (j *JSON) appendEntryMetadata(b []byte, e *decode.Entry) []byte {
 	if err != nil || md == nil { // not in a decoded frame: the entry would not exist
 		return b[:start-len(`"metadata":`)]
 	}
-	b = j.appendProto(b, md.ProtoReflect())
+	b = j.appendProto(b, Redacted(md, j.opts.ShowSecrets).ProtoReflect())
 	return append(b, ',')
 }
 
@@ -281,7 +288,7 @@ func (j *JSON) Event(e *decode.Event) {
 	b = strconv.AppendInt(b, e.Bytes, 10)
 	if e.Detail != "" {
 		b = appendKey(b, "detail")
-		b = appendString(b, e.Detail)
+		b = appendString(b, RedactedDetail(e.Detail, j.opts.ShowSecrets))
 	}
 	if e.Stats != nil {
 		b = appendKey(b, "accounting")
@@ -291,7 +298,7 @@ func (j *JSON) Event(e *decode.Event) {
 		b = appendStreamStats(b, e.Stats[1])
 		b = append(b, '}')
 	}
-	b = appendProblems(b, e.Problems)
+	b = appendProblems(b, e.Problems, j.opts.ShowSecrets)
 	b = append(b, '}', '\n')
 	j.write(b)
 }

@@ -11,6 +11,8 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/pulsarscope/pulsarscope/decode/secret"
 )
 
 // This file is a JSON encoder for protobuf messages that writes exactly what
@@ -49,6 +51,7 @@ type fieldPlan struct {
 	kind     protoreflect.Kind
 	list     bool
 	required bool
+	secret   bool           // secret.Field: the wire path declines it when redacting
 	wireType protowire.Type // the wire type of one value
 	packable bool           // repeated scalar: may come packed
 	enum     *enumNames     // EnumKind
@@ -136,7 +139,7 @@ func buildPlan(t map[protoreflect.MessageDescriptor]*msgPlan, md protoreflect.Me
 			return p
 		}
 		fp := fieldPlan{fd: fd, key: string(append(key, ':')), kind: fd.Kind(), list: fd.IsList(),
-			required: fd.Cardinality() == protoreflect.Required}
+			required: fd.Cardinality() == protoreflect.Required, secret: secret.Field(fd)}
 		switch fp.kind {
 		case protoreflect.EnumKind:
 			if fd.Enum().FullName() == "google.protobuf.NullValue" {
@@ -210,6 +213,9 @@ type protoEncoder struct {
 	recs    []rangeRec // fields of the messages being written, a stack
 	collect func(protoreflect.FieldDescriptor, protoreflect.Value) bool
 	wire    []wireRec // fields of the wire messages being written, a stack
+	// redact makes the wire path decline secrets and credentials by
+	// shape, which the caller redacts on the reflective path.
+	redact bool
 }
 
 type rangeRec struct {
@@ -369,9 +375,12 @@ func appendJSONFloat(b []byte, n float64, bitSize int) []byte {
 	return b
 }
 
-// appendJSONString quotes s as protojson does: only '"', '\\' and control
-// characters are escaped (\b \f \n \r \t or \u00XX), everything else is
-// copied. It reports false when s is not valid UTF-8 (protojson's error).
+// appendJSONString quotes s as protojson does ('"', '\\' and control
+// characters escaped as \b \f \n \r \t or \u00XX), and also escapes, as
+// \uXXXX, every other rune the sanitiser refuses (DEL, C1 controls, format
+// characters: Printable), so that what protojson + AppendJSONSafe write is
+// what it writes. It reports false when s is not valid UTF-8 (protojson's
+// error).
 func appendJSONString(b []byte, s string) ([]byte, bool) { return appendJSONText(b, s) }
 
 // appendJSONStringBytes is appendJSONString of string(s), without the copy.
@@ -382,7 +391,7 @@ func appendJSONText[T string | []byte](b []byte, s T) ([]byte, bool) {
 	i := 0
 	for i < len(s) {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+		if c >= 0x20 && c != '"' && c != '\\' && c < 0x7f {
 			i++
 			continue
 		}
@@ -397,6 +406,13 @@ func appendJSONText[T string | []byte](b []byte, s T) ([]byte, bool) {
 			}
 			if r == utf8.RuneError && n == 1 {
 				return b, false
+			}
+			if !Printable(r, n) { // the sanitiser's escape (sanitize.go)
+				b = append(b, s[:i]...)
+				b = AppendJSONEscape(b, r)
+				s = s[i+n:]
+				i = 0
+				continue
 			}
 			i += n
 			continue

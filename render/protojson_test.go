@@ -29,8 +29,9 @@ import (
 )
 
 // reference is what the JSON writer printed before protojson.go: protojson
-// with proto names, compacted; ok is false when protojson fails (the writer
-// then prints the error, through the same code as before).
+// with proto names, compacted, made safe for a terminal (AppendJSONSafe:
+// the one sanitiser); ok is false when protojson fails (the writer then
+// prints the error, through the same code as before).
 func reference(m protoreflect.Message) (out []byte, ok bool) {
 	raw, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(m.Interface())
 	if err != nil {
@@ -40,7 +41,7 @@ func reference(m protoreflect.Message) (out []byte, ok bool) {
 	if err := json.Compact(&buf, raw); err != nil {
 		return nil, false
 	}
-	return buf.Bytes(), true
+	return AppendJSONSafe(nil, buf.Bytes()), true
 }
 
 type equivStats struct{ checked, fallbacks, wire, wireFallbacks int }
@@ -148,13 +149,13 @@ func (s *equivSink) Frame(f *decode.Frame) {
 	checkEntriesWire(s.t, s.st, s.name+" frame "+strconv.Itoa(f.N), f)
 }
 
-var smmType = (*pulsarapi.SingleMessageMetadata)(nil).ProtoReflect().Type()
+var smmDesc = (*pulsarapi.SingleMessageMetadata)(nil).ProtoReflect().Type()
 
 // checkEntriesWire checks the wire path on the entries' metadata as carried.
 func checkEntriesWire(t *testing.T, st *equivStats, what string, f *decode.Frame) {
 	for i, e := range f.Entries {
 		if e.RawMetadata != nil {
-			checkWire(t, st, what+" entry "+strconv.Itoa(i), smmType, e.RawMetadata)
+			checkWire(t, st, what+" entry "+strconv.Itoa(i), smmDesc, e.RawMetadata)
 		}
 	}
 }
@@ -602,7 +603,7 @@ func TestProtoJSONWireMangled(t *testing.T) {
 }
 
 // TestAppendString checks the JSON writer's string and address quoting
-// against encoding/json, which it replaced.
+// against encoding/json, which it replaced, with the sanitiser applied.
 func TestAppendString(t *testing.T) {
 	cases := append([]string{"\x7f", "a<b", "&", "\u2028", "x\xff", "127.0.0.1:6650", "[::1]:6650"}, randomStrings...)
 	for i := 0; i < 128; i++ {
@@ -610,8 +611,9 @@ func TestAppendString(t *testing.T) {
 	}
 	for _, s := range cases {
 		want, _ := json.Marshal(s)
+		want = AppendJSONSafe(nil, want)
 		if got := appendString([]byte("x"), s); string(got[1:]) != string(want) {
-			t.Errorf("appendString(%q) = %s, json.Marshal: %s", s, got[1:], want)
+			t.Errorf("appendString(%q) = %s, json.Marshal + AppendJSONSafe: %s", s, got[1:], want)
 		}
 	}
 	for _, s := range []string{"127.0.0.1:6650", "[::1]:6650", "[fe80::1%eth0]:6650", "10.0.0.1:0"} {

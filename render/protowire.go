@@ -7,6 +7,8 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/pulsarscope/pulsarscope/decode/secret"
 )
 
 // The wire path writes a message straight from its protobuf encoding, as
@@ -332,8 +334,14 @@ func (e *protoEncoder) appendWireSorted(b []byte, raw []byte, p *msgPlan) ([]byt
 func (e *protoEncoder) appendWireValue(b []byte, fp *fieldPlan, v uint64, s []byte) ([]byte, bool) {
 	switch fp.kind {
 	case protoreflect.StringKind:
+		if e.redact && (fp.secret || secret.HasCredentialBytes(s)) {
+			return b, false // the reflective path redacts it
+		}
 		return appendJSONStringBytes(b, s)
 	case protoreflect.BytesKind:
+		if e.redact && (fp.secret || secret.HasCredentialBytes(s)) {
+			return b, false
+		}
 		b = append(b, '"')
 		b = base64.StdEncoding.AppendEncode(b, s)
 		return append(b, '"'), true

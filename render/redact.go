@@ -3,53 +3,130 @@ package render
 import (
 	"bytes"
 
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
 	"github.com/pulsarscope/pulsarscope/decode"
 	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
+	"github.com/pulsarscope/pulsarscope/decode/secret"
 )
 
-// Redacted returns cmd with its credentials replaced (decode.Redact), or
-// cmd itself when showSecrets is set.
-func Redacted(cmd *pulsarapi.BaseCommand, showSecrets bool) *pulsarapi.BaseCommand {
+// Redacted returns m with its secrets replaced (secret.Redact), or m itself
+// when showSecrets is set.
+func Redacted[M proto.Message](m M, showSecrets bool) M {
 	if showSecrets {
-		return cmd
+		return m
 	}
-	return decode.Redact(cmd)
+	return secret.Redact(m)
 }
 
-// secrets lists the credential values cmd carries (the ones decode.Redact
-// replaces).
-func secrets(cmd *pulsarapi.BaseCommand) [][]byte {
-	var out [][]byte
-	add := func(b []byte) {
-		if len(b) > 0 {
-			out = append(out, b)
+// RedactedDetail returns a problem detail with its credentials by shape
+// replaced, unless showSecrets.
+func RedactedDetail(s string, showSecrets bool) string {
+	if showSecrets {
+		return s
+	}
+	return secret.Scrub(s)
+}
+
+// regionTypes says which message each protobuf region of a frame holds.
+var regionTypes = map[string]protoreflect.MessageDescriptor{
+	decode.RegionCommand:  (*pulsarapi.BaseCommand)(nil).ProtoReflect().Descriptor(),
+	decode.RegionMetadata: (*pulsarapi.MessageMetadata)(nil).ProtoReflect().Descriptor(),
+}
+
+// SecretRanges appends to dst the byte ranges of f.Raw that hold secrets:
+// the values of secret fields and credentials by shape, found by walking
+// the command's and the metadata's wire format (secret.Ranges), so frames
+// whose protobuf does not parse are covered too; batch entries' metadata
+// when the payload is not compressed; and, when the command was decoded,
+// every other place in the frame where one of its secret values lies.
+func SecretRanges(dst [][2]int, f *decode.Frame) [][2]int {
+	raw := f.Raw
+	for _, r := range f.Regions {
+		if r.Start < 0 || r.End > len(raw) || r.Start > r.End {
+			continue
+		}
+		if md := regionTypes[r.Name]; md != nil {
+			dst = secret.Ranges(dst, raw[r.Start:r.End], r.Start, md)
+		}
+		if r.Name == decode.RegionPayload && f.Metadata != nil && len(f.Entries) > 0 &&
+			f.Metadata.GetCompression() == pulsarapi.CompressionType_NONE && len(f.Metadata.GetEncryptionKeys()) == 0 {
+			dst = entryRanges(dst, raw[r.Start:r.End], r.Start)
 		}
 	}
-	if c := cmd.GetConnect(); c != nil {
-		add(c.AuthData)
-		add([]byte(c.GetOriginalAuthData()))
+	if f.Command != nil && secret.Needs(f.Command) {
+		for _, s := range secretValues(nil, f.Command.ProtoReflect()) {
+			for i := 0; len(s) > 0; {
+				j := bytes.Index(raw[i:], s)
+				if j < 0 {
+					break
+				}
+				dst = append(dst, [2]int{i + j, i + j + len(s)})
+				i += j + len(s)
+			}
+		}
 	}
-	add(cmd.GetAuthResponse().GetResponse().GetAuthData())
-	add(cmd.GetAuthChallenge().GetChallenge().GetAuthData())
+	return dst
+}
+
+var smmType = (*pulsarapi.SingleMessageMetadata)(nil).ProtoReflect().Descriptor()
+
+// entryRanges walks an uncompressed batch: [4-byte size][metadata][payload]...
+func entryRanges(dst [][2]int, b []byte, base int) [][2]int {
+	for pos := 0; pos+4 <= len(b); {
+		n := int(uint32(b[pos])<<24 | uint32(b[pos+1])<<16 | uint32(b[pos+2])<<8 | uint32(b[pos+3]))
+		pos += 4
+		if n < 0 || n > len(b)-pos {
+			break
+		}
+		md := b[pos : pos+n]
+		dst = secret.Ranges(dst, md, base+pos, smmType)
+		pos += n
+		var smm pulsarapi.SingleMessageMetadata
+		if proto.Unmarshal(md, &smm) != nil || int(smm.GetPayloadSize()) > len(b)-pos {
+			break
+		}
+		pos += int(smm.GetPayloadSize())
+	}
+	return dst
+}
+
+// secretValues lists the values of m's secret fields, at any depth.
+func secretValues(out [][]byte, m protoreflect.Message) [][]byte {
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case secret.Field(fd) && fd.Kind() == protoreflect.BytesKind && !fd.IsList():
+			out = append(out, v.Bytes())
+		case secret.Field(fd) && !fd.IsList():
+			out = append(out, []byte(v.String()))
+		case fd.Kind() == protoreflect.MessageKind && fd.IsList():
+			for i := 0; i < v.List().Len(); i++ {
+				out = secretValues(out, v.List().Get(i).Message())
+			}
+		case fd.Kind() == protoreflect.MessageKind && !fd.IsMap():
+			out = secretValues(out, v.Message())
+		}
+		return true
+	})
 	return out
 }
 
 // MaskedRaw returns the frame's raw bytes for a hex dump: raw itself when
-// showSecrets is set or the command carries no credentials, otherwise a
-// copy in which every credential's bytes are replaced by '*'.
+// showSecrets is set or it holds no secret (SecretRanges), otherwise a copy
+// in which every secret byte is replaced by '*'.
 func MaskedRaw(f *decode.Frame, showSecrets bool) []byte {
-	if showSecrets || !decode.HasSecrets(f.Command) {
+	if showSecrets {
+		return f.Raw
+	}
+	rs := SecretRanges(nil, f)
+	if len(rs) == 0 {
 		return f.Raw
 	}
 	out := bytes.Clone(f.Raw)
-	for _, s := range secrets(f.Command) {
-		for i := 0; ; {
-			j := bytes.Index(out[i:], s)
-			if j < 0 {
-				break
-			}
-			copy(out[i+j:], bytes.Repeat([]byte{'*'}, len(s)))
-			i += j + len(s)
+	for _, r := range rs {
+		for i := r[0]; i < r[1] && i < len(out); i++ {
+			out[i] = '*'
 		}
 	}
 	return out

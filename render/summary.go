@@ -55,7 +55,7 @@ func AppendSummary(b []byte, f *decode.Frame, showSecrets bool) []byte {
 		b = appendFields(b, sub)
 	}
 	if f.Metadata != nil {
-		b = appendPayloadFacts(b, f)
+		b = appendPayloadFacts(b, f, Redacted(f.Metadata, showSecrets))
 	}
 	return b
 }
@@ -200,9 +200,9 @@ func isPrintable(v []byte) bool {
 	return true
 }
 
-// appendPayloadFacts adds what the message metadata says about the payload.
-func appendPayloadFacts(b []byte, f *decode.Frame) []byte {
-	md := f.Metadata
+// appendPayloadFacts adds what the message metadata md (f's, redacted as
+// the output asks) says about the payload.
+func appendPayloadFacts(b []byte, f *decode.Frame, md *pulsarapi.MessageMetadata) []byte {
 	b = append(b, " |"...)
 	if md.ProducerName != nil {
 		b = append(b, " producer="...)

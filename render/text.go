@@ -138,7 +138,7 @@ func (t *Text) FrameInfo(f *decode.Frame, info *track.Info) {
 	if t.opts.Verbose {
 		t.tree(f)
 		if info != nil {
-			t.w.Write(appendTrackLine(t.line[:0], info))
+			t.w.Write(appendTrackLine(t.line[:0], info, t.opts.ShowSecrets))
 		}
 	}
 	if t.opts.Payload {
@@ -156,7 +156,7 @@ func (t *Text) appendProblem(b []byte, p decode.Problem) []byte {
 	b = append(b, '[')
 	b = append(b, p.Code...)
 	b = append(b, ": "...)
-	b = AppendSafe(b, p.Detail)
+	b = AppendSafe(b, RedactedDetail(p.Detail, t.opts.ShowSecrets))
 	b = append(b, ']')
 	return append(b, t.problem.post...)
 }
@@ -246,24 +246,24 @@ func (t *Text) tree(f *decode.Frame) {
 		section("command", Redacted(f.Command, t.opts.ShowSecrets))
 	}
 	if f.BrokerEntryMetadata != nil {
-		section("broker_entry_metadata", f.BrokerEntryMetadata)
+		section("broker_entry_metadata", Redacted(f.BrokerEntryMetadata, t.opts.ShowSecrets))
 	}
 	if f.Checksum != nil {
 		fmt.Fprintf(t.w, "    checksum: stored=0x%08x computed=0x%08x ok=%t\n", f.Checksum.Stored, f.Checksum.Computed, f.Checksum.OK())
 	}
 	if f.Metadata != nil {
-		section("metadata", f.Metadata)
+		section("metadata", Redacted(f.Metadata, t.opts.ShowSecrets))
 		fmt.Fprintf(t.w, "    payload: size=%d uncompressed_size=%d\n", len(f.Payload), len(f.Uncompressed))
 	}
 	for i, e := range f.Entries {
 		fmt.Fprintf(t.w, "    entry %d: size=%d\n", i, len(e.Payload))
 		if md, _ := e.DecodeMetadata(); md != nil {
-			out, _ := pt.Marshal(md)
+			out, _ := pt.Marshal(Redacted(md, t.opts.ShowSecrets))
 			indent(t.w, out, "        ")
 		}
 	}
 	for _, p := range f.Problems {
-		t.problem.Fprintf(t.w, "    problem %s: %s\n", p.Code, Safe(p.Detail))
+		t.problem.Fprintf(t.w, "    problem %s: %s\n", p.Code, t.clean(p.Detail))
 	}
 }
 
@@ -357,17 +357,22 @@ func (t *Text) Event(e *decode.Event) {
 		fmt.Fprintf(t.w, "bytes=%d ", e.Bytes)
 	}
 	if e.Detail != "" && (len(e.Problems) == 0 || e.Problems[0].Detail != e.Detail) {
-		t.w.WriteString(Safe(e.Detail))
+		t.w.WriteString(t.clean(e.Detail))
 	}
 	if e.Stats != nil {
 		fmt.Fprintf(t.w, " c2s{%s} s2c{%s}", e.Stats[0], e.Stats[1])
 	}
 	for _, p := range e.Problems {
 		t.w.WriteByte(' ')
-		t.problem.Fprintf(t.w, "[%s: %s]", p.Code, Safe(p.Detail))
+		t.problem.Fprintf(t.w, "[%s: %s]", p.Code, t.clean(p.Detail))
 	}
 	t.w.WriteByte('\n')
 }
+
+// clean is a string from the wire (a problem detail, a name) as the text
+// output shows it: credentials by shape redacted unless ShowSecrets,
+// control characters escaped.
+func (t *Text) clean(s string) string { return Safe(RedactedDetail(s, t.opts.ShowSecrets)) }
 
 // Flush writes out buffered output.
 func (t *Text) Flush() error { return t.w.Flush() }

@@ -47,7 +47,8 @@ func appendInts(b []byte, key string, v []int) []byte {
 	return append(b, ']')
 }
 
-func appendStringKey(b []byte, key, v string) []byte {
+func appendStringKey(b []byte, key, v string, show bool) []byte {
+	v = RedactedDetail(v, show)
 	if v == "" {
 		return b
 	}
@@ -56,7 +57,7 @@ func appendStringKey(b []byte, key, v string) []byte {
 }
 
 // appendInfo writes the tracker's annotations of a frame (docs/json.md).
-func appendInfo(b []byte, info *track.Info) []byte {
+func appendInfo(b []byte, info *track.Info, show bool) []byte {
 	if info.Request != nil {
 		b = appendLink(b, "request", info.Request)
 	}
@@ -67,14 +68,14 @@ func appendInfo(b []byte, info *track.Info) []byte {
 		b = appendLink(b, "redirected_by", info.Redirect)
 	}
 	if p := info.Producer; p != nil {
-		b = appendStringKey(b, "topic", p.Topic)
-		b = appendStringKey(b, "producer_name", p.Name)
+		b = appendStringKey(b, "topic", p.Topic, show)
+		b = appendStringKey(b, "producer_name", p.Name, show)
 	}
 	if c := info.Consumer; c != nil {
-		b = appendStringKey(b, "topic", c.Topic)
-		b = appendStringKey(b, "subscription", c.Subscription)
-		b = appendStringKey(b, "sub_type", c.SubType)
-		b = appendStringKey(b, "consumer_name", c.Name)
+		b = appendStringKey(b, "topic", c.Topic, show)
+		b = appendStringKey(b, "subscription", c.Subscription, show)
+		b = appendStringKey(b, "sub_type", c.SubType, show)
+		b = appendStringKey(b, "consumer_name", c.Name, show)
 	}
 	if len(info.Acks) > 0 {
 		b = appendInts(b, "acks", info.Acks)
@@ -86,14 +87,14 @@ func appendInfo(b []byte, info *track.Info) []byte {
 		b = appendKey(b, "redelivery_of")
 		b = strconv.AppendInt(b, int64(info.RedeliveryOf), 10)
 	}
-	b = appendStringKey(b, "error", info.Error)
-	return appendConformance(b, info.Problems)
+	b = appendStringKey(b, "error", info.Error, show)
+	return appendConformance(b, info.Problems, show)
 }
 
 // appendConformance writes the tracker's problems, kept apart from the
 // decoder's "problems" (docs/json.md).
-func appendConformance(b []byte, ps []decode.Problem) []byte {
-	return appendProblemList(b, "conformance", ps)
+func appendConformance(b []byte, ps []decode.Problem, show bool) []byte {
+	return appendProblemList(b, "conformance", ps, show)
 }
 
 // Finding writes a conformance finding as an event record of kind
@@ -107,8 +108,8 @@ func (j *JSON) Finding(fd *track.Finding) {
 		b = appendKey(b, "type")
 		b = appendString(b, fd.Type.String())
 	}
-	b = appendConformance(b, []decode.Problem{fd.Problem})
-	b = appendProblems(b, nil)
+	b = appendConformance(b, []decode.Problem{fd.Problem}, j.opts.ShowSecrets)
+	b = appendProblems(b, nil, j.opts.ShowSecrets)
 	b = append(b, '}', '\n')
 	j.write(b)
 }
@@ -124,12 +125,13 @@ func (t *Text) Finding(fd *track.Finding) {
 	if fd.Frame > 0 {
 		fmt.Fprintf(t.w, "frame=%d %s ", fd.Frame, fd.Type)
 	}
-	t.problem.Fprintf(t.w, "[%s: %s]", fd.Problem.Code, fd.Problem.Detail)
+	t.problem.Fprintf(t.w, "[%s: %s]", fd.Problem.Code, t.clean(fd.Problem.Detail))
 	t.w.WriteByte('\n')
 }
 
 // appendTrackLine is the -V line of the tracker's annotations.
-func appendTrackLine(b []byte, info *track.Info) []byte {
+func appendTrackLine(b []byte, info *track.Info, showSecrets bool) []byte {
+	clean := func(s string) string { return Safe(RedactedDetail(s, showSecrets)) }
 	b = append(b, "    track:"...)
 	link := func(name string, l *track.Link) {
 		b = fmt.Appendf(b, " %s=#%d(%s, %s)", name, l.N, l.Type, l.Latency)
@@ -144,10 +146,10 @@ func appendTrackLine(b []byte, info *track.Info) []byte {
 		link("redirected_by", info.Redirect)
 	}
 	if p := info.Producer; p != nil {
-		b = fmt.Appendf(b, " topic=%s producer=%s", Safe(p.Topic), Safe(p.Name))
+		b = fmt.Appendf(b, " topic=%s producer=%s", clean(p.Topic), clean(p.Name))
 	}
 	if c := info.Consumer; c != nil {
-		b = fmt.Appendf(b, " topic=%s subscription=%s(%s) consumer=%s permits=%d", Safe(c.Topic), Safe(c.Subscription), c.SubType, Safe(c.Name), c.Permits)
+		b = fmt.Appendf(b, " topic=%s subscription=%s(%s) consumer=%s permits=%d", clean(c.Topic), clean(c.Subscription), c.SubType, clean(c.Name), c.Permits)
 	}
 	if len(info.Acks) > 0 {
 		b = fmt.Appendf(b, " acks=%v", info.Acks)

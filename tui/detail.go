@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pulsarscope/pulsarscope/render"
+
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/pulsarscope/pulsarscope/decode"
@@ -181,7 +183,11 @@ func (m *Model) detailLines(h int) []string {
 				sign = "▾ "
 			}
 		}
-		line := fit(strings.Repeat("  ", fn.depth)+sign+fn.n.label, m.w)
+		// Labels hold strings from the wire: credentials by shape redacted
+		// unless --show-secrets, control characters escaped, here, where
+		// every label reaches the screen.
+		label := render.RedactedDetail(fn.n.label, m.opts.ShowSecrets)
+		line := fit(strings.Repeat("  ", fn.depth)+sign+render.Safe(label), m.w)
 		switch {
 		case p == d.sel && m.focus == focusDetail:
 			line = m.st.selField.Render(line)

@@ -45,8 +45,9 @@ type scanMsg struct {
 	evalErr  error
 }
 
-// compileFilter compiles a display filter; the error says where it is wrong.
-func compileFilter(src string) (*filter.Filter, error) {
+// compileFilter compiles a display filter; the error says where it is
+// wrong. The filter sees secrets' values only with showSecrets.
+func compileFilter(src string, showSecrets bool) (*filter.Filter, error) {
 	f, err := filter.Compile(src)
 	if err != nil {
 		var se *filter.SyntaxError
@@ -58,19 +59,19 @@ func compileFilter(src string) (*filter.Filter, error) {
 		}
 		return nil, err
 	}
-	return f, nil
+	return f.ShowSecrets(showSecrets), nil
 }
 
 // scanCmd tests frames [from, to) against p in a goroutine, for at most
 // scanBudget.
-func scanCmd(x *Index, decOpts decode.Options, p *predicate, gen, from, to int) tea.Cmd {
+func scanCmd(x *Index, decOpts decode.Options, p *predicate, gen, from, to int, showSecrets bool) tea.Cmd {
 	return func() tea.Msg {
 		msg := scanMsg{gen: gen, from: from, to: from}
 		var flt *filter.Filter
 		var dec *decode.Decoder
 		if p.expr != "" {
 			var err error
-			if flt, err = compileFilter(p.expr); err != nil {
+			if flt, err = compileFilter(p.expr, showSecrets); err != nil {
 				msg.err = err
 				return msg
 			}
@@ -158,7 +159,7 @@ func (m *Model) continueScan(n int) tea.Cmd {
 		return nil
 	}
 	f.scanning = true
-	return scanCmd(m.x, m.s.decOpts, f.pred, f.gen, f.scanned, n)
+	return scanCmd(m.x, m.s.decOpts, f.pred, f.gen, f.scanned, n, m.opts.ShowSecrets)
 }
 
 // onScan merges a scan's results and continues it.

@@ -366,7 +366,7 @@ func (m *Model) onInputChange() {
 	if m.inputKind != inputFilter || m.input.Value() == "" {
 		return
 	}
-	if _, err := compileFilter(m.input.Value()); err != nil {
+	if _, err := compileFilter(m.input.Value(), m.opts.ShowSecrets); err != nil {
 		m.inputErr = err.Error()
 	}
 }

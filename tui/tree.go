@@ -8,11 +8,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pulsarscope/pulsarscope/render"
+
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/pulsarscope/pulsarscope/decode"
 	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
+	"github.com/pulsarscope/pulsarscope/decode/secret"
 )
 
 // node is one line of the detail tree: a label and, when known, the byte
@@ -66,9 +69,9 @@ func wireTree(b []byte, base int, md protoreflect.MessageDescriptor, showSecrets
 				kids := wireTree(v, inner, fd.Message(), showSecrets, secrets)
 				nd := &node{label: name + summaryOf(fd.Message(), kids), start: base + start, end: base + end, kids: kids}
 				out = append(out, nd)
-			case isSecretField(fd) && !showSecrets:
+			case secret.Field(fd) && !showSecrets:
 				*secrets = append(*secrets, [2]int{inner, inner + len(v)})
-				out = append(out, leaf(name+": "+decode.RedactedMarker(len(v)), base+start, base+end))
+				out = append(out, leaf(name+": "+secret.Marker(len(v)), base+start, base+end))
 			case fd.Kind() == protoreflect.StringKind:
 				out = append(out, leaf(name+": "+strconv.Quote(string(v)), base+start, base+end))
 			case fd.Kind() == protoreflect.BytesKind:
@@ -274,6 +277,11 @@ func frameTree(f *decode.Frame, ctx frameContext, showSecrets bool) (roots []*no
 		roots = append(roots, nd)
 	}
 	roots = append(roots, ctx.nodes...)
+	if !showSecrets {
+		// every byte that holds a secret, wherever it lies in the frame,
+		// as the -x dump masks it (render.SecretRanges)
+		secrets = render.SecretRanges(secrets, f)
+	}
 	if len(f.Problems) > 0 {
 		pn := &node{label: fmt.Sprintf("Problems (%d)", len(f.Problems)), start: -1, end: -1, open: true, problem: true}
 		for _, p := range f.Problems {
@@ -284,16 +292,6 @@ func frameTree(f *decode.Frame, ctx frameContext, showSecrets bool) (roots []*no
 		roots = append(roots, pn)
 	}
 	return roots, secrets
-}
-
-// isSecretField reports whether a field holds credentials (the fields
-// decode.Redact replaces: auth_data anywhere, CONNECT's original_auth_data).
-func isSecretField(fd protoreflect.FieldDescriptor) bool {
-	switch fd.Name() {
-	case "auth_data", "original_auth_data":
-		return fd.Kind() == protoreflect.BytesKind || fd.Kind() == protoreflect.StringKind
-	}
-	return false
 }
 
 func markNoRange(ns []*node) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pulsarscope/pulsarscope/render"
+
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 )
@@ -170,10 +172,10 @@ func (m *Model) statusLine() string {
 	case !m.loaded:
 		parts = append(parts, "loading…")
 	case m.loadErr != nil:
-		parts = append(parts, "error: "+m.loadErr.Error())
+		parts = append(parts, "error: "+render.Safe(m.loadErr.Error()))
 	}
 	if m.filter.active() {
-		f := "filter: " + m.filter.pred.label
+		f := "filter: " + render.Safe(m.filter.pred.label)
 		if m.filter.scanning || m.filter.scanned < m.visibleFrames() {
 			f += fmt.Sprintf(" (%d%%)", 100*m.filter.scanned/max(1, m.visibleFrames()))
 		}

@@ -2,11 +2,13 @@ package filter
 
 import (
 	"strconv"
+	"strings"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/pulsarscope/pulsarscope/decode"
 	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
+	"github.com/pulsarscope/pulsarscope/decode/secret"
 	"github.com/pulsarscope/pulsarscope/track"
 )
 
@@ -52,7 +54,9 @@ func (e *Env) reset() {
 	*e = Env{Problems: p, ProducerID: -1, ConsumerID: -1, RequestID: -1, SequenceID: -1, LatencyMS: -1, LatencyUS: -1}
 }
 
-func (e *Env) fromFrame(f *decode.Frame, info *track.Info, wantCmd bool) {
+// fromFrame fills e from a frame; secrets are hidden unless show (see
+// hidden).
+func (e *Env) fromFrame(f *decode.Frame, info *track.Info, wantCmd, show bool) {
 	e.reset()
 	e.N, e.Type, e.Conn, e.Dir, e.Size = f.N, f.Type.String(), f.Conn.ID, f.Dir.String(), f.Size
 	for _, p := range f.Problems {
@@ -63,10 +67,10 @@ func (e *Env) fromFrame(f *decode.Frame, info *track.Info, wantCmd bool) {
 			e.Problems = append(e.Problems, p.Code)
 		}
 		if p := info.Producer; p != nil {
-			e.Topic, e.Producer = p.Topic, p.Name
+			e.Topic, e.Producer = scrub(p.Topic, show), scrub(p.Name, show)
 		}
 		if c := info.Consumer; c != nil {
-			e.Topic, e.Consumer, e.Subscription, e.SubType = c.Topic, c.Name, c.Subscription, c.SubType
+			e.Topic, e.Consumer, e.Subscription, e.SubType = scrub(c.Topic, show), scrub(c.Name, show), scrub(c.Subscription, show), c.SubType
 		}
 		e.Entries, e.Error = info.Entries, info.Error
 		link := info.Request
@@ -99,11 +103,11 @@ func (e *Env) fromFrame(f *decode.Frame, info *track.Info, wantCmd bool) {
 	}
 	if e.Topic == "" {
 		if fd := fields.ByName("topic"); fd != nil && fd.Kind() == protoreflect.StringKind {
-			e.Topic = sub.Get(fd).String()
+			e.Topic = scrub(sub.Get(fd).String(), show)
 		}
 	}
 	if wantCmd {
-		e.Cmd = toMap(sub)
+		e.Cmd = toMap(sub, show)
 	}
 }
 
@@ -123,34 +127,53 @@ func (e *Env) fromFinding(fd *track.Finding) {
 
 // toMap converts a protobuf message to plain values: numbers as int (or
 // float64), enums by name, message ids as "ledger:entry", messages as maps,
-// repeated fields as lists.
-func toMap(m protoreflect.Message) map[string]any {
+// repeated fields as lists; secrets hidden unless show.
+func toMap(m protoreflect.Message, show bool) map[string]any {
 	out := map[string]any{}
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 		if fd.IsList() {
 			l := v.List()
 			vs := make([]any, l.Len())
 			for i := range vs {
-				vs[i] = value(fd, l.Get(i))
+				vs[i] = value(fd, l.Get(i), show)
 			}
 			out[string(fd.Name())] = vs
 			return true
 		}
 		if !fd.IsMap() {
-			out[string(fd.Name())] = value(fd, v)
+			out[string(fd.Name())] = value(fd, v, show)
 		}
 		return true
 	})
 	return out
 }
 
-func value(fd protoreflect.FieldDescriptor, v protoreflect.Value) any {
+// hidden is what a filter sees of a secret of n bytes when secrets are not
+// shown: n asterisks, so that a filter can test that it is present and its
+// length (len(cmd.auth_data) == 9), never its value.
+func hidden(n int) string { return strings.Repeat("*", n) }
+
+// scrub hides credentials by shape in s unless show.
+func scrub(s string, show bool) string {
+	if show {
+		return s
+	}
+	return secret.Scrub(s)
+}
+
+func value(fd protoreflect.FieldDescriptor, v protoreflect.Value, show bool) any {
+	if !show && secret.Field(fd) {
+		if fd.Kind() == protoreflect.BytesKind {
+			return hidden(len(v.Bytes()))
+		}
+		return hidden(len(v.String()))
+	}
 	switch fd.Kind() {
 	case protoreflect.MessageKind, protoreflect.GroupKind:
 		if id, ok := v.Message().Interface().(*pulsarapi.MessageIdData); ok {
 			return formatID(id)
 		}
-		return toMap(v.Message())
+		return toMap(v.Message(), show)
 	case protoreflect.EnumKind:
 		if ev := fd.Enum().Values().ByNumber(v.Enum()); ev != nil {
 			return string(ev.Name())
@@ -159,12 +182,9 @@ func value(fd protoreflect.FieldDescriptor, v protoreflect.Value) any {
 	case protoreflect.BoolKind:
 		return v.Bool()
 	case protoreflect.StringKind:
-		return v.String()
+		return scrub(v.String(), show)
 	case protoreflect.BytesKind:
-		if n := fd.Name(); n == "auth_data" || n == "original_auth_data" {
-			return "<redacted>"
-		}
-		return string(v.Bytes())
+		return scrub(string(v.Bytes()), show)
 	case protoreflect.FloatKind, protoreflect.DoubleKind:
 		return v.Float()
 	case protoreflect.Uint32Kind, protoreflect.Uint64Kind, protoreflect.Fixed32Kind, protoreflect.Fixed64Kind:

@@ -24,6 +24,8 @@ type Filter struct {
 	vm      vm.VM
 	env     Env
 	wantCmd bool
+	// showSecrets: see ShowSecrets.
+	showSecrets bool
 }
 
 // SyntaxError is a filter that does not compile, with where it is wrong.
@@ -55,12 +57,22 @@ func Compile(src string) (*Filter, error) {
 	return &Filter{src: src, prog: prog, wantCmd: strings.Contains(src, "cmd")}, nil
 }
 
+// ShowSecrets makes the filter see secrets' values (--show-secrets); by
+// default a secret field is seen as as many asterisks as it has bytes, and
+// credentials by shape in strings as redaction markers (decode/secret), so
+// a filter can test that a secret is present and its length, never its
+// value. It returns f.
+func (f *Filter) ShowSecrets(show bool) *Filter {
+	f.showSecrets = show
+	return f
+}
+
 // String returns the filter's source.
 func (f *Filter) String() string { return f.src }
 
 // Match reports whether a tracked frame passes the filter.
 func (f *Filter) Match(fr *decode.Frame, info *track.Info) (bool, error) {
-	f.env.fromFrame(fr, info, f.wantCmd)
+	f.env.fromFrame(fr, info, f.wantCmd, f.showSecrets)
 	return f.run()
 }
 

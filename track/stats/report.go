@@ -6,6 +6,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/pulsarscope/pulsarscope/decode/secret"
+
 	"github.com/pulsarscope/pulsarscope/internal/chunked"
 )
 
@@ -299,4 +301,25 @@ func selectUS(blocks [][]time.Duration, k int, lo, hi int64, hist *[]uint32) int
 // of n values.
 func rank(n, p int) int {
 	return max((p*n+99)/100, 1) - 1
+}
+
+// RedactSecrets replaces the credentials by shape (decode/secret) in every
+// string of the report that came from the wire: versions, topics, names,
+// subscriptions. The report holds no secret field's value.
+func (r *Report) RedactSecrets() {
+	for i := range r.Conversations {
+		c := &r.Conversations[i]
+		c.ClientVersion, c.ServerVersion = secret.Scrub(c.ClientVersion), secret.Scrub(c.ServerVersion)
+		for j := range c.Topics {
+			c.Topics[j] = secret.Scrub(c.Topics[j])
+		}
+	}
+	for i := range r.Producers {
+		p := &r.Producers[i]
+		p.Topic, p.Name = secret.Scrub(p.Topic), secret.Scrub(p.Name)
+	}
+	for i := range r.Consumers {
+		c := &r.Consumers[i]
+		c.Topic, c.Subscription, c.Name = secret.Scrub(c.Topic), secret.Scrub(c.Subscription), secret.Scrub(c.Name)
+	}
 }
