@@ -18,13 +18,7 @@ import (
 // marker, and credentials by shape in ordinary strings.
 func secretsCapture(t *testing.T) (string, []secrettest.Frame) {
 	frames := secrettest.Frames()
-	v := newConv(40100, 5000)
-	v.handshake()
-	for _, f := range frames {
-		v.send(f.Dir, f.Wire)
-	}
-	v.fin()
-	return writeTemp(t, "secrets.pcap", writePcap(t, v.recs, 262144)), frames
+	return writeTemp(t, "secrets.pcap", secrettest.Capture(frames)), frames
 }
 
 var hexDumpLine = regexp.MustCompile(`^([0-9a-f]{8})  ((?:[0-9a-f]{2} {1,2}){1,16})`)

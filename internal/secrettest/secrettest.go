@@ -8,9 +8,17 @@
 package secrettest
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"net"
+	"net/netip"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -79,8 +87,23 @@ func Frames() []Frame {
 			Type: pulsarapi.BaseCommand_SEND.Enum(), Send: &pulsarapi.CommandSend{ProducerId: proto.Uint64(7), SequenceId: proto.Uint64(0)}},
 			&pulsarapi.MessageMetadata{ProducerName: proto.String("p"), SequenceId: proto.Uint64(0), PublishTime: proto.Uint64(1764400000000),
 				Properties: []*pulsarapi.KeyValue{{Key: proto.String("authorization"), Value: proto.String(JWT)}}}, []byte("hello"))},
+		Frame{Name: "batched SEND with a JWT in an entry's property", Dir: 0, Secrets: []string{JWT}, Wire: PayloadFrame(&pulsarapi.BaseCommand{
+			Type: pulsarapi.BaseCommand_SEND.Enum(), Send: &pulsarapi.CommandSend{ProducerId: proto.Uint64(7), SequenceId: proto.Uint64(1), NumMessages: proto.Int32(1)}},
+			&pulsarapi.MessageMetadata{ProducerName: proto.String("p"), SequenceId: proto.Uint64(1), PublishTime: proto.Uint64(1764400000001), NumMessagesInBatch: proto.Int32(1)},
+			Batch(&pulsarapi.SingleMessageMetadata{PayloadSize: proto.Int32(5), Properties: []*pulsarapi.KeyValue{{Key: proto.String("token"), Value: proto.String(JWT)}}}, []byte("world")))},
 	)
 	return out
+}
+
+// Batch encodes one batch entry: its metadata's size, the metadata, the
+// payload.
+func Batch(smm *pulsarapi.SingleMessageMetadata, payload []byte) []byte {
+	meta, err := proto.MarshalOptions{Deterministic: true}.Marshal(smm)
+	if err != nil {
+		panic(fmt.Sprintf("secrettest: %v", err))
+	}
+	b := binary.BigEndian.AppendUint32(nil, uint32(len(meta)))
+	return append(append(b, meta...), payload...)
 }
 
 // reaches reports whether a message of type md can hold a secret field.
@@ -184,4 +207,55 @@ func PayloadFrame(cmd *pulsarapi.BaseCommand, md *pulsarapi.MessageMetadata, pay
 	b = append(b, 0x0e, 0x01)
 	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(rest, crc32.MakeTable(crc32.Castagnoli)))
 	return append(b, rest...)
+}
+
+// Capture returns a classic pcap file of one TCP connection on loopback
+// addresses (client 127.0.0.1:40100, broker 127.0.0.1:6650) that carries
+// frames in order, each in its direction, in segments of at most 1,448
+// bytes, between a handshake and a FIN exchange, a millisecond apart.
+func Capture(frames []Frame) []byte {
+	c, s := netip.MustParseAddrPort("127.0.0.1:40100"), netip.MustParseAddrPort("127.0.0.1:6650")
+	cseq, sseq := uint32(5000), uint32(0x10000000)
+	var buf bytes.Buffer
+	w := pcapgo.NewWriter(&buf)
+	if err := w.WriteFileHeader(262144, layers.LinkTypeEthernet); err != nil {
+		panic(fmt.Sprintf("secrettest: %v", err))
+	}
+	ts := time.Unix(1764400000, 0)
+	add := func(src, dst netip.AddrPort, seq, ack uint32, syn, fin bool, payload []byte) {
+		eth := &layers.Ethernet{SrcMAC: net.HardwareAddr{2, 0, 0, 0, 0, 1}, DstMAC: net.HardwareAddr{2, 0, 0, 0, 0, 2}, EthernetType: layers.EthernetTypeIPv4}
+		ip := &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolTCP, SrcIP: src.Addr().AsSlice(), DstIP: dst.Addr().AsSlice()}
+		tcp := &layers.TCP{SrcPort: layers.TCPPort(src.Port()), DstPort: layers.TCPPort(dst.Port()), Seq: seq, Ack: ack, Window: 65535,
+			SYN: syn, FIN: fin, ACK: !syn || ack != 0, PSH: len(payload) > 0}
+		_ = tcp.SetNetworkLayerForChecksum(ip)
+		sb := gopacket.NewSerializeBuffer()
+		if err := gopacket.SerializeLayers(sb, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, eth, ip, tcp, gopacket.Payload(payload)); err != nil {
+			panic(fmt.Sprintf("secrettest: %v", err))
+		}
+		if err := w.WritePacket(gopacket.CaptureInfo{Timestamp: ts, CaptureLength: len(sb.Bytes()), Length: len(sb.Bytes())}, sb.Bytes()); err != nil {
+			panic(fmt.Sprintf("secrettest: %v", err))
+		}
+		ts = ts.Add(time.Millisecond)
+	}
+	add(c, s, cseq, 0, true, false, nil)
+	add(s, c, sseq, cseq+1, true, false, nil)
+	cseq, sseq = cseq+1, sseq+1
+	add(c, s, cseq, sseq, false, false, nil)
+	for _, f := range frames {
+		for b := f.Wire; len(b) > 0; {
+			n := min(len(b), 1448)
+			if f.Dir == 0 {
+				add(c, s, cseq, sseq, false, false, b[:n])
+				cseq += uint32(n)
+			} else {
+				add(s, c, sseq, cseq, false, false, b[:n])
+				sseq += uint32(n)
+			}
+			b = b[n:]
+		}
+	}
+	add(c, s, cseq, sseq, false, true, nil)
+	add(s, c, sseq, cseq+1, false, true, nil)
+	add(c, s, cseq+1, sseq+1, false, false, nil)
+	return buf.Bytes()
 }
