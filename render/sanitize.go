@@ -147,3 +147,44 @@ func SafeLines(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// AppendEscaped appends src to b with every rune Printable refuses, but
+// newlines, escaped Go-style (\x1b, \u202e, invalid bytes as \xff), and
+// everything else as it is: for text that is already quoted the way Go
+// and the protobuf text format quote (prototext leaves format characters
+// such as bidirectional overrides raw), where such an escape means the
+// same character.
+func AppendEscaped(b, src []byte) []byte {
+	const hexDigits = "0123456789abcdef"
+	start := 0
+	for i := 0; i < len(src); {
+		c := src[i]
+		if c >= 0x20 && c < 0x7f || c == '\n' {
+			i++
+			continue
+		}
+		r, w := rune(c), 1
+		if c >= utf8.RuneSelf {
+			r, w = utf8.DecodeRune(src[i:])
+			if Printable(r, w) {
+				i += w
+				continue
+			}
+		}
+		b = append(b, src[start:i]...)
+		switch {
+		case r < utf8.RuneSelf || r == utf8.RuneError && w == 1:
+			b = append(b, '\\', 'x', hexDigits[c>>4], hexDigits[c&0xf])
+		case r > 0xffff:
+			b = append(b, '\\', 'U')
+			for s := 28; s >= 0; s -= 4 {
+				b = append(b, hexDigits[r>>uint(s)&0xf])
+			}
+		default:
+			b = append(b, '\\', 'u', hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
+		}
+		i += w
+		start = i
+	}
+	return append(b, src[start:]...)
+}

@@ -309,13 +309,13 @@ func indent(w *bufio.Writer, text []byte, prefix string) {
 	for i, c := range text {
 		if c == '\n' {
 			w.WriteString(prefix)
-			w.Write(stableLine(text[start : i+1]))
+			w.Write(AppendEscaped(nil, stableLine(text[start:i+1])))
 			start = i + 1
 		}
 	}
 	if start < len(text) {
 		w.WriteString(prefix)
-		w.Write(stableLine(text[start:]))
+		w.Write(AppendEscaped(nil, stableLine(text[start:])))
 		w.WriteByte('\n')
 	}
 }

@@ -2,9 +2,11 @@ package tui
 
 import (
 	"bytes"
+	"fmt"
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -95,4 +97,39 @@ func covered(rs [][2]int, b int) bool {
 		}
 	}
 	return false
+}
+
+// TestEscapesDetail: strings holding terminal control sequences, in every
+// string field of every command, reach the screen escaped, in the
+// timeline and in every frame's detail.
+func TestEscapesDetail(t *testing.T) {
+	frames := secrettest.HostileFrames(secrettest.Hostile)
+	path := filepath.Join(t.TempDir(), "hostile.pcap")
+	if err := os.WriteFile(path, secrettest.Capture(frames), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := loadModel(t, path, 200, 120)
+	press(m, "enter")
+	for i := 0; i < m.view.len(); i++ {
+		// The screen's own styles (SGR) removed, nothing else: an OSC, BEL,
+		// C1 or bidi override from the wire would stay.
+		screen := sgr.ReplaceAllString(m.render(), "")
+		if c := rawControl(screen); c != "" {
+			t.Fatalf("frame %d (%s): the screen holds a raw %s", i+1, m.det.typ, c)
+		}
+		press(m, "down")
+	}
+}
+
+var sgr = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+// rawControl names the first ESC, BEL or other C0 control but newline, DEL,
+// C1 control or bidirectional override in s.
+func rawControl(s string) string {
+	for i, r := range s {
+		if r < 0x20 && r != '\n' || r == 0x7f || r >= 0x80 && r <= 0x9f || r == '\u202e' {
+			return fmt.Sprintf("U+%04X at byte %d: %q", r, i, s[max(0, i-20):min(len(s), i+20)])
+		}
+	}
+	return ""
 }

@@ -14,6 +14,7 @@ import (
 	"hash/crc32"
 	"net"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -98,7 +99,7 @@ func Frames() []Frame {
 // Batch encodes one batch entry: its metadata's size, the metadata, the
 // payload.
 func Batch(smm *pulsarapi.SingleMessageMetadata, payload []byte) []byte {
-	meta, err := proto.MarshalOptions{Deterministic: true}.Marshal(smm)
+	meta, err := proto.MarshalOptions{Deterministic: true, AllowPartial: true}.Marshal(smm)
 	if err != nil {
 		panic(fmt.Sprintf("secrettest: %v", err))
 	}
@@ -179,7 +180,7 @@ func zero(f protoreflect.FieldDescriptor) protoreflect.Value {
 
 // CommandFrame encodes a simple frame: totalSize, commandSize, command.
 func CommandFrame(cmd *pulsarapi.BaseCommand) []byte {
-	c, err := proto.MarshalOptions{Deterministic: true}.Marshal(cmd)
+	c, err := proto.MarshalOptions{Deterministic: true, AllowPartial: true}.Marshal(cmd)
 	if err != nil {
 		panic(fmt.Sprintf("secrettest: %v", err))
 	}
@@ -190,11 +191,11 @@ func CommandFrame(cmd *pulsarapi.BaseCommand) []byte {
 
 // PayloadFrame encodes a payload frame with its checksum.
 func PayloadFrame(cmd *pulsarapi.BaseCommand, md *pulsarapi.MessageMetadata, payload []byte) []byte {
-	c, err := proto.MarshalOptions{Deterministic: true}.Marshal(cmd)
+	c, err := proto.MarshalOptions{Deterministic: true, AllowPartial: true}.Marshal(cmd)
 	if err != nil {
 		panic(fmt.Sprintf("secrettest: %v", err))
 	}
-	meta, err := proto.MarshalOptions{Deterministic: true}.Marshal(md)
+	meta, err := proto.MarshalOptions{Deterministic: true, AllowPartial: true}.Marshal(md)
 	if err != nil {
 		panic(fmt.Sprintf("secrettest: %v", err))
 	}
@@ -258,4 +259,73 @@ func Capture(frames []Frame) []byte {
 	add(s, c, sseq, cseq+1, false, true, nil)
 	add(c, s, cseq+1, sseq+1, false, false, nil)
 	return buf.Bytes()
+}
+
+// Hostile is a string that would drive a terminal: a color, an OSC 0
+// title, an OSC 52 clipboard write, BEL, a C1 CSI (U+009B), DEL and a
+// bidirectional override.
+const Hostile = "x\x1b[31mRED\x1b]0;pwned\x07\x1b]52;c;ZXZpbA==\x07\x9b2J\u009b\x7f\u202eevil"
+
+// HostileFrames returns, for every sub-command of BaseCommand, a frame in
+// which every string field, at any depth, holds s (required fields set);
+// then a batched SEND whose message metadata and batch entry metadata have
+// every string field set to s.
+func HostileFrames(s string) []Frame {
+	var out []Frame
+	base := (&pulsarapi.BaseCommand{}).ProtoReflect()
+	fields := base.Descriptor().Fields()
+	for i := 0; i < fields.Len(); i++ {
+		fd := fields.Get(i)
+		if fd.Kind() != protoreflect.MessageKind {
+			continue
+		}
+		cmd := &pulsarapi.BaseCommand{}
+		m := cmd.ProtoReflect()
+		m.Set(fields.ByName("type"), protoreflect.ValueOfEnum(protoreflect.EnumNumber(fd.Number())))
+		fillStrings(m.Mutable(fd).Message(), s, 0)
+		dir := 0
+		if strings.HasSuffix(string(fd.Name()), "Response") || strings.HasSuffix(string(fd.Name()), "Success") || fd.Name() == "error" {
+			dir = 1
+		}
+		out = append(out, Frame{Name: string(fd.Name()), Dir: dir, Wire: CommandFrame(cmd)})
+	}
+	md := &pulsarapi.MessageMetadata{}
+	fillStrings(md.ProtoReflect(), s, 0)
+	md.NumMessagesInBatch = proto.Int32(1)
+	md.Compression = nil
+	md.EncryptionKeys, md.EncryptionAlgo, md.EncryptionParam = nil, nil, nil
+	md.Uuid, md.ChunkId, md.NumChunksFromMsg = nil, nil, nil
+	smm := &pulsarapi.SingleMessageMetadata{}
+	fillStrings(smm.ProtoReflect(), s, 0)
+	smm.PayloadSize = proto.Int32(5)
+	out = append(out, Frame{Name: "SEND with hostile metadata", Wire: PayloadFrame(&pulsarapi.BaseCommand{
+		Type: pulsarapi.BaseCommand_SEND.Enum(), Send: &pulsarapi.CommandSend{ProducerId: proto.Uint64(7), SequenceId: proto.Uint64(1), NumMessages: proto.Int32(1)}},
+		md, Batch(smm, []byte("hello")))})
+	return out
+}
+
+// fillStrings sets every string field of m to s, at depth < 3, and the
+// required fields of every message it creates.
+func fillStrings(m protoreflect.Message, s string, depth int) {
+	fs := m.Descriptor().Fields()
+	for i := 0; i < fs.Len(); i++ {
+		f := fs.Get(i)
+		switch {
+		case f.Kind() == protoreflect.StringKind && f.IsList():
+			m.Mutable(f).List().Append(protoreflect.ValueOfString(s))
+		case f.Kind() == protoreflect.StringKind:
+			m.Set(f, protoreflect.ValueOfString(s))
+		case f.Message() != nil && depth < 3:
+			if f.IsList() {
+				l := m.Mutable(f).List()
+				e := l.NewElement()
+				fillStrings(e.Message(), s, depth+1)
+				l.Append(e)
+			} else {
+				fillStrings(m.Mutable(f).Message(), s, depth+1)
+			}
+		case f.Cardinality() == protoreflect.Required && f.Message() == nil:
+			m.Set(f, zero(f))
+		}
+	}
 }
