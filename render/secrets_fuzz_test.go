@@ -107,6 +107,9 @@ func FuzzSecretsNeverShown(f *testing.F) {
 	f.Add(uint8(1), []byte{0x0a, 0x02, 0xff, 0xfe}, []byte("token-abcdef")) // client_version not UTF-8
 	f.Add(uint8(2), []byte{0xa0, 0x06, 0x01}, []byte("secret\x00\x01\xff"))
 	f.Add(uint8(4), []byte(nil), []byte("eyJhbGciOiJIUzI1NiJ9"))
+	// connect.feature_flags holding a broken message: the command does not
+	// unmarshal, only the wire walk finds the secret
+	f.Add(uint8(0), []byte{0x52, 0x01, 0xff}, []byte("token-abcdef"))
 	f.Fuzz(func(t *testing.T, which uint8, other, sec []byte) {
 		if len(sec) < 6 || len(other) > 4096 || !wholeFields(other) || bytes.Contains(other, sec) {
 			return
