@@ -193,7 +193,7 @@ func (j *JSON) FrameInfo(f *decode.Frame, info *track.Info) {
 	b = appendString(b, f.Type.String())
 	b = appendKey(b, "size")
 	b = strconv.AppendInt(b, int64(f.Size), 10)
-	if sub := SubCommand(Redacted(f.Command, j.opts.ShowSecrets)); sub != nil {
+	if sub := RedactedSub(f.Command, j.opts.ShowSecrets); sub != nil {
 		b = appendKey(b, "command")
 		b = j.appendProto(b, sub)
 	}

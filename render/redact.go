@@ -20,6 +20,16 @@ func Redacted[M proto.Message](m M, showSecrets bool) M {
 	return secret.Redact(m)
 }
 
+// RedactedSub is SubCommand(Redacted(cmd, showSecrets)) without copying
+// or searching the whole command: the sub-command alone is redacted.
+func RedactedSub(cmd *pulsarapi.BaseCommand, showSecrets bool) protoreflect.Message {
+	sub := SubCommand(cmd)
+	if sub == nil || showSecrets {
+		return sub
+	}
+	return secret.RedactMessage(sub)
+}
+
 // RedactedDetail returns a problem detail with its credentials by shape
 // replaced, unless showSecrets.
 func RedactedDetail(s string, showSecrets bool) string {

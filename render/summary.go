@@ -51,7 +51,7 @@ const maxListed = 4
 // every populated scalar of the sub-command in schema order, message ids as
 // ledger:entry, secrets redacted unless showSecrets, then payload facts.
 func AppendSummary(b []byte, f *decode.Frame, showSecrets bool) []byte {
-	if sub := SubCommand(Redacted(f.Command, showSecrets)); sub != nil {
+	if sub := RedactedSub(f.Command, showSecrets); sub != nil {
 		b = appendFields(b, sub)
 	}
 	if f.Metadata != nil {

@@ -63,20 +63,40 @@ func IsSecretName(name string) bool {
 	return false
 }
 
+// Field flags, by field index in msgInfo.flags.
+const (
+	fSecret uint8 = 1 << iota // a secret field
+	fText                     // a string or bytes field (credentials by shape)
+	fReach                    // a message field whose type can hold either
+)
+
+// msgInfo is what Redact needs to know of one message type.
+type msgInfo struct {
+	reach bool    // can hold a secret field or a string or bytes, at any depth
+	flags []uint8 // by field index
+	rel   []int   // the indexes of the fields with flags: what needs looks at
+}
+
+// finish lists in's relevant fields.
+func (in *msgInfo) finish() *msgInfo {
+	in.rel = in.rel[:0]
+	for i, f := range in.flags {
+		if f != 0 {
+			in.rel = append(in.rel, i)
+		}
+	}
+	return in
+}
+
 // rule is the secret fields of the schema, derived once from its
 // descriptors.
 type rule struct {
-	fields map[protoreflect.FullName]bool // secret fields by full name
-	names  map[string]bool                // their (short) names
-	// reach says which messages can hold a secret field or a string
-	// (a credential by shape), at any depth: Redact skips the others.
-	reach map[protoreflect.FullName]bool
+	msgs   map[protoreflect.MessageDescriptor]*msgInfo
+	fields []string        // full names of the secret fields, sorted
+	names  map[string]bool // their (short) names
 }
 
 var schemaRule = sync.OnceValue(func() *rule {
-	r := &rule{fields: map[protoreflect.FullName]bool{}, names: map[string]bool{}, reach: map[protoreflect.FullName]bool{}}
-	fd := pulsarapi.File_pulsar_api_proto
-	msgs := fd.Messages()
 	var all []protoreflect.MessageDescriptor
 	var collect func(protoreflect.MessageDescriptors)
 	collect = func(ms protoreflect.MessageDescriptors) {
@@ -85,32 +105,36 @@ var schemaRule = sync.OnceValue(func() *rule {
 			collect(ms.Get(i).Messages())
 		}
 	}
-	collect(msgs)
+	collect(pulsarapi.File_pulsar_api_proto.Messages())
+	r := &rule{msgs: map[protoreflect.MessageDescriptor]*msgInfo{}, names: map[string]bool{}}
 	for _, md := range all {
+		in := describe(md)
+		r.msgs[md] = in
 		fs := md.Fields()
 		for i := 0; i < fs.Len(); i++ {
-			f := fs.Get(i)
-			if (f.Kind() == protoreflect.StringKind || f.Kind() == protoreflect.BytesKind) && IsSecretName(string(f.Name())) {
-				r.fields[f.FullName()] = true
-				r.names[string(f.Name())] = true
+			if in.flags[i]&fSecret != 0 {
+				r.fields = append(r.fields, string(fs.Get(i).FullName()))
+				r.names[string(fs.Get(i).Name())] = true
 			}
 		}
 	}
+	sort.Strings(r.fields)
+	defer func() {
+		for _, in := range r.msgs {
+			in.finish()
+		}
+	}()
 	// reach: a fixed point over the message graph.
 	for changed := true; changed; {
 		changed = false
 		for _, md := range all {
-			if r.reach[md.FullName()] {
-				continue
-			}
+			in := r.msgs[md]
 			fs := md.Fields()
 			for i := 0; i < fs.Len(); i++ {
-				f := fs.Get(i)
-				if f.Kind() == protoreflect.StringKind || f.Kind() == protoreflect.BytesKind || r.fields[f.FullName()] ||
-					(f.Message() != nil && r.reach[f.Message().FullName()]) {
-					r.reach[md.FullName()] = true
-					changed = true
-					break
+				sub := fs.Get(i).Message()
+				if sub != nil && in.flags[i]&fReach == 0 && r.msgs[sub] != nil && r.msgs[sub].reach {
+					in.flags[i] |= fReach
+					in.reach, changed = true, true
 				}
 			}
 		}
@@ -118,10 +142,50 @@ var schemaRule = sync.OnceValue(func() *rule {
 	return r
 })
 
+// describe is the msgInfo of md from its own fields; fReach is the
+// caller's to set (the schema's fixed point, or every message field of a
+// message not of the schema).
+func describe(md protoreflect.MessageDescriptor) *msgInfo {
+	fs := md.Fields()
+	in := &msgInfo{flags: make([]uint8, fs.Len())}
+	for i := 0; i < fs.Len(); i++ {
+		f := fs.Get(i)
+		if f.Kind() == protoreflect.StringKind || f.Kind() == protoreflect.BytesKind {
+			in.flags[i] |= fText
+			in.reach = true
+			if IsSecretName(string(f.Name())) {
+				in.flags[i] |= fSecret
+			}
+		}
+	}
+	return in
+}
+
+// info returns md's msgInfo; a message not of the schema is described on
+// the spot, every message field of it taken as reaching.
+func info(md protoreflect.MessageDescriptor) *msgInfo {
+	if in := schemaRule().msgs[md]; in != nil {
+		return in
+	}
+	in := describe(md)
+	fs := md.Fields()
+	for i := 0; i < fs.Len(); i++ {
+		if fs.Get(i).Message() != nil {
+			in.flags[i] |= fReach
+			in.reach = true
+		}
+	}
+	return in.finish()
+}
+
 // Field reports whether fd holds credentials: the one answer every output
 // asks for.
 func Field(fd protoreflect.FieldDescriptor) bool {
-	return fd != nil && schemaRule().fields[fd.FullName()]
+	if fd == nil {
+		return false
+	}
+	flags := info(fd.ContainingMessage()).flags
+	return fd.Index() < len(flags) && flags[fd.Index()]&fSecret != 0
 }
 
 // Name reports whether a field of the schema with this short name is a
@@ -130,25 +194,7 @@ func Field(fd protoreflect.FieldDescriptor) bool {
 func Name(name string) bool { return schemaRule().names[name] }
 
 // Fields lists the full names of the schema's secret fields, sorted.
-func Fields() []string {
-	r := schemaRule()
-	out := make([]string, 0, len(r.fields))
-	for n := range r.fields {
-		out = append(out, string(n))
-	}
-	sort.Strings(out)
-	return out
-}
-
-// mayHold reports whether a message of type md can hold a secret field or
-// a string at any depth.
-func mayHold(md protoreflect.MessageDescriptor) bool {
-	r := schemaRule()
-	if _, ours := r.reach[md.FullName()]; ours || md.ParentFile() == pulsarapi.File_pulsar_api_proto {
-		return r.reach[md.FullName()]
-	}
-	return true // not of the schema: check it all
-}
+func Fields() []string { return append([]string(nil), schemaRule().fields...) }
 
 // Marker returns the text that replaces a secret of n bytes.
 func Marker(n int) string { return "<redacted " + strconv.Itoa(n) + " bytes>" }
@@ -172,6 +218,17 @@ func Redact[M proto.Message](m M) M {
 	return out
 }
 
+// RedactMessage is Redact of a protoreflect.Message (a sub-command, say):
+// m itself when it holds nothing to redact, else a redacted copy.
+func RedactMessage(m protoreflect.Message) protoreflect.Message {
+	if m == nil || !m.IsValid() || !needs(m) {
+		return m
+	}
+	out := proto.Clone(m.Interface()).ProtoReflect()
+	redact(out)
+	return out
+}
+
 // Needs reports whether m holds anything Redact would replace.
 func Needs(m proto.Message) bool {
 	if m == nil {
@@ -182,34 +239,89 @@ func Needs(m proto.Message) bool {
 }
 
 func needs(m protoreflect.Message) bool {
-	if !mayHold(m.Descriptor()) {
+	in := info(m.Descriptor())
+	if !in.reach {
 		return false
 	}
-	found := false
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case Field(fd):
-			found = true
-		case fd.IsList():
-			l := v.List()
-			for i := 0; i < l.Len() && !found; i++ {
-				found = valueNeeds(fd, l.Get(i))
+	if len(in.rel) <= maxProbed {
+		// Has on each field that matters: no Value is made for the
+		// fields that do not (a message field's costs a reflect lookup).
+		fs := m.Descriptor().Fields()
+		for _, i := range in.rel {
+			fd := fs.Get(i)
+			if m.Has(fd) && fieldNeeds(in.flags[i], fd, m.Get(fd)) {
+				return true
 			}
-		case fd.IsMap():
-			v.Map().Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
-				found = (k.Interface() != nil && isStringKey(k) && HasCredential(k.String())) || valueNeeds(fd.MapValue(), mv)
-				return !found
-			})
-		default:
-			found = valueNeeds(fd, v)
 		}
-		return !found
-	})
+		return false
+	}
+	c, _ := checkers.Get().(*checker)
+	if c == nil {
+		c = newChecker()
+	}
+	c.found, c.in = false, in
+	m.Range(c.visit)
+	found := c.found
+	c.in = nil
+	checkers.Put(c)
 	return found
+}
+
+// maxProbed is how many fields that matter a message may have for needs to
+// probe them one by one rather than Range over the fields set (BaseCommand,
+// with a field per command, is ranged).
+const maxProbed = 24
+
+// fieldNeeds is needs of the value v of field fd, set, with flags.
+func fieldNeeds(flags uint8, fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+	switch {
+	case flags == 0:
+		return false
+	case flags&fSecret != 0:
+		return true
+	case fd.IsList():
+		l := v.List()
+		for i := 0; i < l.Len(); i++ {
+			if valueNeeds(fd, l.Get(i)) {
+				return true
+			}
+		}
+		return false
+	case fd.IsMap():
+		found := false
+		v.Map().Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
+			found = (isStringKey(k) && HasCredential(k.String())) || valueNeeds(fd.MapValue(), mv)
+			return !found
+		})
+		return found
+	}
+	return valueNeeds(fd, v)
+}
+
+// checker is needs' Range callback, pooled so that needs allocates
+// nothing (a closure would escape).
+type checker struct {
+	found bool
+	in    *msgInfo
+	visit func(protoreflect.FieldDescriptor, protoreflect.Value) bool
+}
+
+// checkers holds idle checkers (no New: newChecker refers to needs).
+var checkers sync.Pool
+
+func newChecker() *checker {
+	c := &checker{}
+	c.visit = func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		c.found = fieldNeeds(c.in.flags[fd.Index()], fd, v)
+		return !c.found
+	}
+	return c
 }
 
 func isStringKey(k protoreflect.MapKey) bool { _, ok := k.Interface().(string); return ok }
 
+// valueNeeds is needs of one value of fd (a message is checked by a
+// checker of its own).
 func valueNeeds(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 	switch fd.Kind() {
 	case protoreflect.StringKind:
@@ -276,7 +388,7 @@ func redactValue(fd protoreflect.FieldDescriptor, v protoreflect.Value) (protore
 			return protoreflect.ValueOfBytes([]byte(Scrub(string(b)))), true
 		}
 	case protoreflect.MessageKind, protoreflect.GroupKind:
-		if mayHold(fd.Message()) {
+		if info(fd.Message()).reach {
 			redact(v.Message())
 		}
 	}

@@ -52,7 +52,7 @@ func ranges(dst [][2]int, b []byte, base int, md protoreflect.MessageDescriptor,
 		case Field(fd):
 			dst = append(dst, [2]int{base + inner, base + inner + len(v)})
 		case fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind:
-			if depth < maxDepth && mayHold(fd.Message()) {
+			if depth < maxDepth && info(fd.Message()).reach {
 				dst = ranges(dst, v, base+inner, fd.Message(), depth+1)
 			} else if depth >= maxDepth {
 				dst = shifted(dst, v, base+inner)
