@@ -2,8 +2,8 @@ package tui
 
 import (
 	"bytes"
-	"fmt"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
