@@ -230,7 +230,10 @@ func ReadTranscript(r io.Reader) (*Transcript, error) {
 				if err := json.Compact(&buf, c.Fields); err != nil {
 					return nil, fmt.Errorf("reading transcript: stream %q command %d: %w", t.Streams[i].Key, j+1, err)
 				}
-				c.Fields = buf.Bytes()
+				// in the form transcripts are written in (mustJSON): runes
+				// unsafe for a terminal escaped, so a loaded transcript
+				// equals the one it writes
+				c.Fields = render.AppendJSONSafe(nil, buf.Bytes())
 			}
 		}
 	}
