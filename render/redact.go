@@ -62,7 +62,7 @@ func SecretRanges(dst [][2]int, f *decode.Frame) [][2]int {
 		}
 		if r.Name == decode.RegionPayload && f.Metadata != nil && len(f.Entries) > 0 &&
 			f.Metadata.GetCompression() == pulsarapi.CompressionType_NONE && len(f.Metadata.GetEncryptionKeys()) == 0 {
-			dst = entryRanges(dst, raw[r.Start:r.End], r.Start)
+			dst = entryRanges(dst, raw[r.Start:r.End], r.Start, f.Entries)
 		}
 	}
 	if f.Command != nil && secret.Needs(f.Command) {
@@ -82,22 +82,24 @@ func SecretRanges(dst [][2]int, f *decode.Frame) [][2]int {
 
 var smmType = (*pulsarapi.SingleMessageMetadata)(nil).ProtoReflect().Descriptor()
 
-// entryRanges walks an uncompressed batch: [4-byte size][metadata][payload]...
-func entryRanges(dst [][2]int, b []byte, base int) [][2]int {
-	for pos := 0; pos+4 <= len(b); {
-		n := int(uint32(b[pos])<<24 | uint32(b[pos+1])<<16 | uint32(b[pos+2])<<8 | uint32(b[pos+3]))
-		pos += 4
-		if n < 0 || n > len(b)-pos {
+// entryRanges finds the secrets of an uncompressed batch's entries in its
+// bytes b: the decoder split the batch (f.Entries, in order), so each
+// entry's metadata is found after the previous entry, not parsed again.
+func entryRanges(dst [][2]int, b []byte, base int, entries []decode.Entry) [][2]int {
+	at := 0
+	for _, e := range entries {
+		if len(e.RawMetadata) == 0 {
 			break
 		}
-		md := b[pos : pos+n]
-		dst = secret.Ranges(dst, md, base+pos, smmType)
-		pos += n
-		var smm pulsarapi.SingleMessageMetadata
-		if proto.Unmarshal(md, &smm) != nil || int(smm.GetPayloadSize()) > len(b)-pos {
+		j := bytes.Index(b[at:], e.RawMetadata)
+		if j < 0 {
 			break
 		}
-		pos += int(smm.GetPayloadSize())
+		dst = secret.Ranges(dst, e.RawMetadata, base+at+j, smmType)
+		at += j + len(e.RawMetadata) + len(e.Payload)
+		if at > len(b) {
+			break
+		}
 	}
 	return dst
 }
