@@ -89,11 +89,18 @@ func AppendJSONEscape(b []byte, r rune) []byte {
 // the JSON whitespace between values (space, tab, CR, LF). In valid JSON
 // such runes can only stand inside strings, where the escape means the same
 // string, so the result is the same JSON value, safe for a terminal.
-func AppendJSONSafe(b, src []byte) []byte {
+func AppendJSONSafe(b, src []byte) []byte { return appendEscapedAs(b, src, true) }
+
+// appendEscapedAs copies src to b escaping every rune Printable refuses but
+// newlines: as JSON writes them (json: \uXXXX, invalid bytes \ufffd, tab
+// and CR kept as the whitespace they are between values) or Go-style
+// (\x1b, \u202e, \U0001xxxx, invalid bytes \xff).
+func appendEscapedAs(b, src []byte, json bool) []byte {
+	const hexDigits = "0123456789abcdef"
 	start := 0
 	for i := 0; i < len(src); {
 		c := src[i]
-		if c >= 0x20 && c < 0x7f || c == '\n' || c == '\t' || c == '\r' {
+		if c >= 0x20 && c < 0x7f || c == '\n' || json && (c == '\t' || c == '\r') {
 			i++
 			continue
 		}
@@ -106,10 +113,21 @@ func AppendJSONSafe(b, src []byte) []byte {
 			}
 		}
 		b = append(b, src[start:i]...)
-		if r == utf8.RuneError && w == 1 {
+		invalid := r == utf8.RuneError && w == 1
+		switch {
+		case json && invalid:
 			b = append(b, `\ufffd`...)
-		} else {
+		case json:
 			b = AppendJSONEscape(b, r)
+		case r < utf8.RuneSelf || invalid:
+			b = append(b, '\\', 'x', hexDigits[c>>4], hexDigits[c&0xf])
+		case r > 0xffff:
+			b = append(b, '\\', 'U')
+			for s := 28; s >= 0; s -= 4 {
+				b = append(b, hexDigits[r>>uint(s)&0xf])
+			}
+		default:
+			b = append(b, '\\', 'u', hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
 		}
 		i += w
 		start = i
@@ -154,37 +172,4 @@ func SafeLines(s string) string {
 // and the protobuf text format quote (prototext leaves format characters
 // such as bidirectional overrides raw), where such an escape means the
 // same character.
-func AppendEscaped(b, src []byte) []byte {
-	const hexDigits = "0123456789abcdef"
-	start := 0
-	for i := 0; i < len(src); {
-		c := src[i]
-		if c >= 0x20 && c < 0x7f || c == '\n' {
-			i++
-			continue
-		}
-		r, w := rune(c), 1
-		if c >= utf8.RuneSelf {
-			r, w = utf8.DecodeRune(src[i:])
-			if Printable(r, w) {
-				i += w
-				continue
-			}
-		}
-		b = append(b, src[start:i]...)
-		switch {
-		case r < utf8.RuneSelf || r == utf8.RuneError && w == 1:
-			b = append(b, '\\', 'x', hexDigits[c>>4], hexDigits[c&0xf])
-		case r > 0xffff:
-			b = append(b, '\\', 'U')
-			for s := 28; s >= 0; s -= 4 {
-				b = append(b, hexDigits[r>>uint(s)&0xf])
-			}
-		default:
-			b = append(b, '\\', 'u', hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
-		}
-		i += w
-		start = i
-	}
-	return append(b, src[start:]...)
-}
+func AppendEscaped(b, src []byte) []byte { return appendEscapedAs(b, src, false) }

@@ -20,3 +20,21 @@ func TestSafe(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendJSONSafeAndEscaped(t *testing.T) {
+	for _, c := range []struct{ in, json, text string }{
+		{`{"a":"plain é 日本"}`, `{"a":"plain é 日本"}`, `{"a":"plain é 日本"}`},
+		{"{\n\t\"a\": 1\r\n}", "{\n\t\"a\": 1\r\n}", "{\n\\x09\"a\": 1\\x0d\n}"},
+		{"\"\x1b\x07\x7f\"", `"\u001b\u0007\u007f"`, `"\x1b\x07\x7f"`},
+		{"\"\u009b\u202e\u200b\u2028\"", `"\u009b\u202e\u200b\u2028"`, `"\u009b\u202e\u200b\u2028"`},
+		{"\"\U000e0001\"", `"\udb40\udc01"`, `"\U000e0001"`},
+		{"\"\xff\"", `"\ufffd"`, `"\xff"`},
+	} {
+		if got := string(AppendJSONSafe([]byte("x"), []byte(c.in))); got != "x"+c.json {
+			t.Errorf("AppendJSONSafe(%q) = %q, want %q", c.in, got[1:], c.json)
+		}
+		if got := string(AppendEscaped([]byte("x"), []byte(c.in))); got != "x"+c.text {
+			t.Errorf("AppendEscaped(%q) = %q, want %q", c.in, got[1:], c.text)
+		}
+	}
+}
