@@ -32,9 +32,9 @@ func leaf(label string, start, end int) *node { return &node{label: label, start
 
 // wireTree decodes the protobuf message in b (at frame offset base) field by
 // field with its descriptor, so that every field knows its bytes. Secret
-// bytes fields are redacted unless showSecrets; their ranges are added to
-// secrets.
-func wireTree(b []byte, base int, md protoreflect.MessageDescriptor, showSecrets bool, secrets *[][2]int) []*node {
+// fields are shown redacted unless showSecrets (their bytes are masked in
+// the hex pane by frameTree's ranges, render.SecretRanges).
+func wireTree(b []byte, base int, md protoreflect.MessageDescriptor, showSecrets bool) []*node {
 	var out []*node
 	pos := 0
 	for pos < len(b) {
@@ -66,11 +66,10 @@ func wireTree(b []byte, base int, md protoreflect.MessageDescriptor, showSecrets
 			inner := base + vstart + (k - len(v))
 			switch {
 			case fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind:
-				kids := wireTree(v, inner, fd.Message(), showSecrets, secrets)
+				kids := wireTree(v, inner, fd.Message(), showSecrets)
 				nd := &node{label: name + summaryOf(fd.Message(), kids), start: base + start, end: base + end, kids: kids}
 				out = append(out, nd)
 			case secret.Field(fd) && !showSecrets:
-				*secrets = append(*secrets, [2]int{inner, inner + len(v)})
 				out = append(out, leaf(name+": "+secret.Marker(len(v)), base+start, base+end))
 			case fd.Kind() == protoreflect.StringKind:
 				out = append(out, leaf(name+": "+strconv.Quote(string(v)), base+start, base+end))
@@ -219,7 +218,7 @@ func frameTree(f *decode.Frame, ctx frameContext, showSecrets bool) (roots []*no
 	}
 	roots = append(roots, top)
 	if r, ok := regions[decode.RegionCommand]; ok && r.End <= len(f.Raw) {
-		kids := wireTree(f.Raw[r.Start:r.End], r.Start, (&pulsarapi.BaseCommand{}).ProtoReflect().Descriptor(), showSecrets, &secrets)
+		kids := wireTree(f.Raw[r.Start:r.End], r.Start, (&pulsarapi.BaseCommand{}).ProtoReflect().Descriptor(), showSecrets)
 		roots = append(roots, &node{label: "Command: " + f.Type.String(), start: r.Start, end: r.End, kids: kids, open: true})
 		for _, k := range kids {
 			k.open = true
@@ -228,7 +227,7 @@ func frameTree(f *decode.Frame, ctx frameContext, showSecrets bool) (roots []*no
 	if r, ok := regions[decode.RegionBrokerEntryMetadata]; ok && r.End <= len(f.Raw) {
 		nd := &node{label: "Broker entry metadata", start: r.Start, end: r.End, open: true}
 		if r.End-r.Start > 6 {
-			nd.kids = wireTree(f.Raw[r.Start+6:r.End], r.Start+6, (&pulsarapi.BrokerEntryMetadata{}).ProtoReflect().Descriptor(), showSecrets, &secrets)
+			nd.kids = wireTree(f.Raw[r.Start+6:r.End], r.Start+6, (&pulsarapi.BrokerEntryMetadata{}).ProtoReflect().Descriptor(), showSecrets)
 		}
 		roots = append(roots, nd)
 	}
@@ -248,7 +247,7 @@ func frameTree(f *decode.Frame, ctx frameContext, showSecrets bool) (roots []*no
 		roots = append(roots, leaf(fmt.Sprintf("Metadata size: %d", binary.BigEndian.Uint32(f.Raw[r.Start:r.End])), r.Start, r.End))
 	}
 	if r, ok := regions[decode.RegionMetadata]; ok && r.End <= len(f.Raw) {
-		kids := wireTree(f.Raw[r.Start:r.End], r.Start, (&pulsarapi.MessageMetadata{}).ProtoReflect().Descriptor(), showSecrets, &secrets)
+		kids := wireTree(f.Raw[r.Start:r.End], r.Start, (&pulsarapi.MessageMetadata{}).ProtoReflect().Descriptor(), showSecrets)
 		roots = append(roots, &node{label: "Message metadata", start: r.Start, end: r.End, kids: kids, open: true})
 	}
 	if r, ok := regions[decode.RegionPayload]; ok {
@@ -268,7 +267,7 @@ func frameTree(f *decode.Frame, ctx frameContext, showSecrets bool) (roots []*no
 					b, err = marshalMeta(e.Metadata)
 				}
 				if err == nil {
-					en.kids = wireTree(b, -1<<30, e.Metadata.ProtoReflect().Descriptor(), showSecrets, new([][2]int))
+					en.kids = wireTree(b, -1<<30, e.Metadata.ProtoReflect().Descriptor(), showSecrets)
 					markNoRange(en.kids)
 				}
 			}
@@ -279,8 +278,8 @@ func frameTree(f *decode.Frame, ctx frameContext, showSecrets bool) (roots []*no
 	roots = append(roots, ctx.nodes...)
 	if !showSecrets {
 		// every byte that holds a secret, wherever it lies in the frame,
-		// as the -x dump masks it (render.SecretRanges)
-		secrets = render.SecretRanges(secrets, f)
+		// as the -x dump masks it
+		secrets = render.SecretRanges(nil, f)
 	}
 	if len(f.Problems) > 0 {
 		pn := &node{label: fmt.Sprintf("Problems (%d)", len(f.Problems)), start: -1, end: -1, open: true, problem: true}
