@@ -8,7 +8,9 @@ import (
 // Credentials by shape. A JSON Web Token is three base64url parts joined
 // by '.', the first starting "eyJ" (the base64url of `{"`); the third (the
 // signature) may be empty (alg "none"). A bearer token is the run of
-// non-space characters after "Bearer " (any case, as HTTP's auth-scheme).
+// non-space characters after "Bearer ", "bearer " or "BEARER " (the
+// spellings clients send; the check for "earer" or "EARER" is also what
+// lets HasCredential skip a string without a scan of its own).
 
 const jwtStart = "eyJ"
 
@@ -69,7 +71,7 @@ func Spans[T string | []byte](dst [][2]int, s T) [][2]int {
 				i += n
 				continue
 			}
-		case (c == 'B' || c == 'b') && hasFoldPrefixAt(s, i, "bearer "):
+		case (c == 'B' || c == 'b') && (hasPrefixAt(s, i+1, "earer ") || hasPrefixAt(s, i+1, "EARER ")):
 			if start, n := bearerAt(s, i); n > 0 {
 				dst = append(dst, [2]int{start, start + n})
 				i = start + n
@@ -83,10 +85,6 @@ func Spans[T string | []byte](dst [][2]int, s T) [][2]int {
 
 func hasPrefixAt[T string | []byte](s T, i int, p string) bool {
 	return len(s)-i >= len(p) && string(s[i:i+len(p)]) == p
-}
-
-func hasFoldPrefixAt[T string | []byte](s T, i int, p string) bool {
-	return len(s)-i >= len(p) && strings.EqualFold(string(s[i:i+len(p)]), p)
 }
 
 // HasCredential reports whether s holds a credential by shape (a JWT or a
