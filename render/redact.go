@@ -66,7 +66,7 @@ func SecretRanges(dst [][2]int, f *decode.Frame) [][2]int {
 		}
 	}
 	if f.Command != nil && secret.Needs(f.Command) {
-		for _, s := range secretValues(nil, f.Command.ProtoReflect()) {
+		for _, s := range secret.Values(nil, f.Command.ProtoReflect()) {
 			for i := 0; len(s) > 0; {
 				j := bytes.Index(raw[i:], s)
 				if j < 0 {
@@ -102,26 +102,6 @@ func entryRanges(dst [][2]int, b []byte, base int, entries []decode.Entry) [][2]
 		}
 	}
 	return dst
-}
-
-// secretValues lists the values of m's secret fields, at any depth.
-func secretValues(out [][]byte, m protoreflect.Message) [][]byte {
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case secret.Field(fd) && fd.Kind() == protoreflect.BytesKind && !fd.IsList():
-			out = append(out, v.Bytes())
-		case secret.Field(fd) && !fd.IsList():
-			out = append(out, []byte(v.String()))
-		case fd.Kind() == protoreflect.MessageKind && fd.IsList():
-			for i := 0; i < v.List().Len(); i++ {
-				out = secretValues(out, v.List().Get(i).Message())
-			}
-		case fd.Kind() == protoreflect.MessageKind && !fd.IsMap():
-			out = secretValues(out, v.Message())
-		}
-		return true
-	})
-	return out
 }
 
 // MaskedRaw returns the frame's raw bytes for a hex dump: raw itself when

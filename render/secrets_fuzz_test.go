@@ -135,3 +135,18 @@ func FuzzSecretsNeverShown(f *testing.F) {
 		}
 	})
 }
+
+// TestMaskedRawEverywhere: a secret's bytes are masked wherever they lie in
+// the frame, in its field and elsewhere (here also inside an unknown field
+// of the command), and nothing else is.
+func TestMaskedRawEverywhere(t *testing.T) {
+	paths := secretPaths()
+	other := protowire.AppendTag(nil, 200, protowire.BytesType) // an unknown field of CommandConnect
+	other = protowire.AppendBytes(other, []byte("copy:tok-123456"))
+	raw := secretFrame(paths[0], other, []byte("tok-123456"))
+	_, masked := outputs(raw)
+	want := bytes.ReplaceAll(raw, []byte("tok-123456"), []byte("**********"))
+	if !bytes.Equal(masked, want) {
+		t.Errorf("masked\n%q\nwant\n%q", masked, want)
+	}
+}

@@ -210,12 +210,10 @@ func Redact[M proto.Message](m M) M {
 		return m
 	}
 	pm := m.ProtoReflect()
-	if !pm.IsValid() || !needs(pm) {
-		return m
+	if out := RedactMessage(pm); out != pm {
+		return out.Interface().(M)
 	}
-	out := proto.Clone(m).(M)
-	redact(out.ProtoReflect())
-	return out
+	return m
 }
 
 // RedactMessage is Redact of a protoreflect.Message (a sub-command, say):
@@ -227,6 +225,35 @@ func RedactMessage(m protoreflect.Message) protoreflect.Message {
 	out := proto.Clone(m.Interface()).ProtoReflect()
 	redact(out)
 	return out
+}
+
+// Values appends to dst the values of m's secret fields, at any depth (for
+// masking them wherever else they lie in a frame).
+func Values(dst [][]byte, m protoreflect.Message) [][]byte {
+	if !info(m.Descriptor()).reach {
+		return dst
+	}
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		vals := []protoreflect.Value{v}
+		if fd.IsList() {
+			vals = vals[:0]
+			for i := 0; i < v.List().Len(); i++ {
+				vals = append(vals, v.List().Get(i))
+			}
+		}
+		for _, v := range vals {
+			switch {
+			case Field(fd) && fd.Kind() == protoreflect.BytesKind:
+				dst = append(dst, v.Bytes())
+			case Field(fd):
+				dst = append(dst, []byte(v.String()))
+			case fd.Kind() == protoreflect.MessageKind && !fd.IsMap():
+				dst = Values(dst, v.Message())
+			}
+		}
+		return true
+	})
+	return dst
 }
 
 // Needs reports whether m holds anything Redact would replace.
