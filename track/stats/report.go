@@ -184,7 +184,9 @@ func (c *Collector) Report() *Report {
 	for _, cv := range c.convOrder {
 		row := cv.row
 		row.Producers, row.Consumers, row.Topics = len(cv.producers), len(cv.consumers), sortedKeys(cv.topics)
-		row.DurationUS = cv.last.Sub(cv.first).Microseconds()
+		if !cv.first.IsZero() && cv.last.After(cv.first) {
+			row.DurationUS = cv.last.Sub(cv.first).Microseconds()
+		}
 		r.Conversations = append(r.Conversations, row)
 	}
 	// Producers are merged by topic and name across reconnects (the name

@@ -77,9 +77,12 @@ type srtAcc struct {
 }
 
 type convAcc struct {
-	row         ConversationRow
-	producers   map[prodKey]bool
-	consumers   map[consKey]bool
+	row ConversationRow
+	// producers and consumers are the distinct ids seen on the
+	// connection: a PRODUCER or SUBSCRIBE retried under the same id (after
+	// an error) is the same producer or consumer.
+	producers   map[uint64]bool
+	consumers   map[uint64]bool
 	topics      map[string]bool
 	first, last time.Time
 }
@@ -92,11 +95,11 @@ type prodAcc struct {
 	// lastCmp is the compression last added to cmp (valid when hasCmp).
 	lastCmp pulsarapi.CompressionType
 	hasCmp  bool
-	// marked says the producer's key (topic and name, as they were then)
-	// was put in the sets of conversation markedConv: it is again only
-	// when one of them changed (a PRODUCER_SUCCESS names the producer).
-	markedConv              *convAcc
-	markedTopic, markedName string
+	// marked says the producer and its topic (as it was then) were put in
+	// the sets of conversation markedConv: they are again only when the
+	// topic changed.
+	markedConv  *convAcc
+	markedTopic string
 }
 
 type consAcc struct{ row ConsumerRow }
@@ -186,10 +189,10 @@ func (c *Collector) producer(f *decode.Frame, info *track.Info, p *track.Produce
 		}
 		c.lastP, c.lastPA = p, a
 	}
-	if a.markedConv != cv || a.markedTopic != p.Topic || a.markedName != p.Name {
-		cv.producers[prodKey{p.Topic, p.Name}] = true
+	if a.markedConv != cv || a.markedTopic != p.Topic {
+		cv.producers[p.ID] = true
 		cv.topics[p.Topic] = true
-		a.markedConv, a.markedTopic, a.markedName = cv, p.Topic, p.Name
+		a.markedConv, a.markedTopic = cv, p.Topic
 	}
 	switch f.Type {
 	case pulsarapi.BaseCommand_SEND:
@@ -239,7 +242,7 @@ func (c *Collector) consumer(f *decode.Frame, info *track.Info, cs *track.Consum
 		r.topic, r.subscription, r.name, r.acc, r.markedConv = cs.Topic, cs.Subscription, cs.Name, a, nil
 	}
 	if r.markedConv != cv {
-		cv.consumers[consKey{r.topic, r.subscription, r.name}] = true
+		cv.consumers[cs.ID] = true
 		cv.topics[r.topic] = true
 		r.markedConv = cv
 	}
@@ -270,6 +273,10 @@ func (c *Collector) Event(e *decode.Event) {
 		cv := c.conv(e.Conn)
 		if !e.Time.IsZero() {
 			cv.last = maxTime(cv.last, e.Time)
+		}
+		// A connection without frames lasts from its first packet.
+		if cv.first.IsZero() || e.Conn.FirstSeen.Before(cv.first) && !e.Conn.FirstSeen.IsZero() {
+			cv.first = e.Conn.FirstSeen
 		}
 		for d, s := range e.Stats {
 			payload := e.Conn.Payload[d]
@@ -329,7 +336,7 @@ func (c *Collector) conv(rc *reassembly.Conn) *convAcc {
 	cv := c.convs[rc]
 	if cv == nil {
 		cv = &convAcc{row: ConversationRow{Conn: rc.ID, Client: rc.Client.String(), Server: rc.Server.String(), ClientProtocol: -1, ServerProtocol: -1},
-			producers: map[prodKey]bool{}, consumers: map[consKey]bool{}, topics: map[string]bool{}}
+			producers: map[uint64]bool{}, consumers: map[uint64]bool{}, topics: map[string]bool{}}
 		c.convs[rc] = cv
 		c.convOrder = append(c.convOrder, cv)
 	}

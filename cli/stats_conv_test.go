@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestStatsConversationEntities: on every committed capture, each
+// conversation's producers and consumers are the distinct producer and
+// consumer ids of its PRODUCER and SUBSCRIBE commands, counted from the
+// frames 'read -o json' decodes (not from the stats collector).
+func TestStatsConversationEntities(t *testing.T) {
+	files, _ := filepath.Glob("../testdata/pcaps/*.pcap*")
+	n := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, ".json") {
+			continue
+		}
+		n++
+		out, errOut, code := run(t, "read", "-o", "json", "--port", "16650", f)
+		if code != ExitOK && code != ExitProblems {
+			t.Fatalf("%s: read: exit %d: %s", f, code, errOut)
+		}
+		want := map[int][2]map[string]bool{}
+		sc := bufio.NewScanner(strings.NewReader(out))
+		sc.Buffer(nil, 1<<24)
+		for sc.Scan() {
+			var fr struct {
+				Conn    int    `json:"conn"`
+				Type    string `json:"type"`
+				Command struct {
+					ProducerID string `json:"producer_id"`
+					ConsumerID string `json:"consumer_id"`
+				} `json:"command"`
+			}
+			if json.Unmarshal(sc.Bytes(), &fr) != nil || (fr.Type != "PRODUCER" && fr.Type != "SUBSCRIBE") {
+				continue
+			}
+			w, ok := want[fr.Conn]
+			if !ok {
+				w = [2]map[string]bool{{}, {}}
+				want[fr.Conn] = w
+			}
+			if fr.Type == "PRODUCER" {
+				w[0][fr.Command.ProducerID] = true
+			} else {
+				w[1][fr.Command.ConsumerID] = true
+			}
+		}
+		out, errOut, code = run(t, "stats", "-o", "json", "--port", "16650", f)
+		if code != ExitOK {
+			t.Fatalf("%s: stats: exit %d: %s", f, code, errOut)
+		}
+		var rep struct {
+			Conversations []struct {
+				Conn       int   `json:"conn"`
+				Producers  int   `json:"producers"`
+				Consumers  int   `json:"consumers"`
+				DurationUS int64 `json:"duration_us"`
+			} `json:"conversations"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, c := range rep.Conversations {
+			w := want[c.Conn]
+			if c.Producers != len(w[0]) || c.Consumers != len(w[1]) {
+				t.Errorf("%s: conversation #%d: %d producers and %d consumers, want %d and %d (ids of PRODUCER and SUBSCRIBE)",
+					filepath.Base(f), c.Conn, c.Producers, c.Consumers, len(w[0]), len(w[1]))
+			}
+			if c.DurationUS < 0 || c.DurationUS > 3600e6 {
+				t.Errorf("%s: conversation #%d lasts %d µs", filepath.Base(f), c.Conn, c.DurationUS)
+			}
+		}
+	}
+	if n < 20 {
+		t.Fatalf("only %d captures", n)
+	}
+}
+
+// TestStatsDurationWithoutFrames: a connection that carries no frame (a
+// handshake and a FIN exchange) lasts from its first packet to its close,
+// not from the zero time.
+func TestStatsDurationWithoutFrames(t *testing.T) {
+	v := newConv(40200, 7000)
+	v.handshake()
+	v.fin()
+	name := writeTemp(t, "empty-conn.pcap", writePcap(t, v.recs, 262144))
+	out, errOut, code := run(t, "stats", "-o", "json", name)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		Conversations []struct {
+			DurationUS int64 `json:"duration_us"`
+		} `json:"conversations"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	// packets a millisecond apart: the SYN at 0, the broker's FIN, which
+	// closes the connection, at 4 ms
+	if len(rep.Conversations) != 1 || rep.Conversations[0].DurationUS != 4000 {
+		t.Fatalf("conversations %+v, want one of 4000 µs", rep.Conversations)
+	}
+}
