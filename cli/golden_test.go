@@ -50,8 +50,12 @@ type record struct {
 	} `json:"checksum"`
 	BrokerEntryMetadata json.RawMessage `json:"broker_entry_metadata"`
 	Metadata            *struct {
-		UUID *string `json:"uuid"`
+		UUID               *string `json:"uuid"`
+		NumMessagesInBatch int     `json:"num_messages_in_batch"`
 	} `json:"metadata"`
+	Payload *struct {
+		Encrypted bool `json:"encrypted"`
+	} `json:"payload"`
 	Entries    []json.RawMessage `json:"entries"`
 	Accounting map[string]struct {
 		Seen      int64 `json:"seen"`
@@ -168,6 +172,14 @@ func TestGoldenJSON(t *testing.T) {
 					bem++
 				}
 				entries += len(r.Entries)
+				if r.Payload != nil && r.Payload.Encrypted {
+					// ciphertext: the batch cannot be split, its metadata
+					// says how many entries it holds, as the broker logged
+					entries += r.Metadata.NumMessagesInBatch
+					if len(r.Entries) > 0 {
+						t.Errorf("frame %d: encrypted, with %d entries split", r.N, len(r.Entries))
+					}
+				}
 			}
 			if sc.Err() != nil {
 				t.Fatal(sc.Err())

@@ -141,6 +141,13 @@ func hexPrefix(b []byte, n int) string {
 	return string(out)
 }
 
+// IsEncrypted reports whether md describes an end-to-end encrypted payload
+// (encryption_keys set: the producer encrypted it with a data key, itself
+// encrypted under each key named).
+func IsEncrypted(md *pulsarapi.MessageMetadata) bool {
+	return len(md.GetEncryptionKeys()) > 0
+}
+
 // IsChunk reports whether md describes one chunk of a chunked message.
 func IsChunk(md *pulsarapi.MessageMetadata) bool {
 	return md != nil && md.GetNumChunksFromMsg() > 1
@@ -176,6 +183,12 @@ func (d *Decoder) decodeMessage(f *Frame, md *pulsarapi.MessageMetadata, clean b
 		if c := md.GetCompression(); !clean && pulsarapi.CompressionType_name[int32(c)] == "" {
 			f.addProblem(CodeUnknownCompression, "compression %d not supported", int32(c))
 		}
+		return
+	}
+	if IsEncrypted(md) {
+		// Ciphertext (compressed, then encrypted, by the producer): no
+		// decompression, no batch to split, no size to check without the
+		// key. A fact of the frame (Frame.Encrypted), not a problem.
 		return
 	}
 	if IsChunk(md) {

@@ -75,7 +75,8 @@ type Frame struct {
 	// Payload is the payload as carried (maybe compressed).
 	Payload []byte
 	// Uncompressed is the payload after decompression (equal to Payload
-	// when not compressed; nil when decompression failed).
+	// when not compressed; nil when decompression failed or the payload
+	// is encrypted, Encrypted).
 	Uncompressed []byte
 	// Entries are the batch entries when the payload is a batch.
 	Entries []Entry
@@ -89,6 +90,11 @@ type Frame struct {
 	// Problems are the defects found on this frame; empty when none.
 	Problems []Problem
 }
+
+// Encrypted reports whether the frame's payload is end-to-end encrypted
+// (its metadata names encryption keys): ciphertext, not decompressed or
+// split into batch entries.
+func (f *Frame) Encrypted() bool { return f.Metadata != nil && IsEncrypted(f.Metadata) }
 
 // EventKind names a stream event.
 type EventKind string

@@ -217,11 +217,19 @@ func (j *JSON) FrameInfo(f *decode.Frame, info *track.Info) {
 		b = appendKey(b, "payload")
 		b = append(b, `{"size":`...)
 		b = strconv.AppendInt(b, int64(len(f.Payload)), 10)
-		b = append(b, `,"uncompressed_size":`...)
-		b = strconv.AppendInt(b, int64(len(f.Uncompressed)), 10)
-		if j.opts.Payload && len(f.Entries) == 0 {
-			b = append(b, `,"data":`...)
-			b = appendBase64(b, f.Uncompressed)
+		if f.Encrypted() {
+			b = append(b, `,"encrypted":true`...)
+			if j.opts.Payload {
+				b = append(b, `,"data":`...)
+				b = appendBase64(b, f.Payload)
+			}
+		} else {
+			b = append(b, `,"uncompressed_size":`...)
+			b = strconv.AppendInt(b, int64(len(f.Uncompressed)), 10)
+			if j.opts.Payload && len(f.Entries) == 0 {
+				b = append(b, `,"data":`...)
+				b = appendBase64(b, f.Uncompressed)
+			}
 		}
 		b = append(b, '}')
 	}

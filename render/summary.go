@@ -222,6 +222,9 @@ func appendPayloadFacts(b []byte, f *decode.Frame, md *pulsarapi.MessageMetadata
 		b = append(b, ' ')
 		b = append(b, md.GetCompression().String()...)
 	}
+	if f.Encrypted() {
+		b = append(b, " encrypted"...)
+	}
 	if md.Uuid != nil {
 		b = append(b, " chunk="...)
 		b = strconv.AppendInt(b, int64(md.GetChunkId()), 10)

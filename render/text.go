@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pulsarscope/pulsarscope/decode"
+	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
 	"github.com/pulsarscope/pulsarscope/track"
 )
 
@@ -251,7 +252,27 @@ func (t *Text) tree(f *decode.Frame) {
 	if f.Checksum != nil {
 		fmt.Fprintf(t.w, "    checksum: stored=0x%08x computed=0x%08x ok=%t\n", f.Checksum.Stored, f.Checksum.Computed, f.Checksum.OK())
 	}
-	if f.Metadata != nil {
+	if f.Metadata != nil && f.Encrypted() {
+		// The data keys and the IV as names, sizes and hex, not as
+		// escaped strings of binary.
+		md := proto.Clone(f.Metadata).(*pulsarapi.MessageMetadata)
+		keys, param := md.EncryptionKeys, md.EncryptionParam
+		md.EncryptionKeys, md.EncryptionParam = nil, nil
+		section("metadata", Redacted(md, t.opts.ShowSecrets))
+		for _, k := range keys {
+			fmt.Fprintf(t.w, "    encryption key %s: %d bytes %x", strconv.Quote(t.clean(k.GetKey())), len(k.GetValue()), k.GetValue())
+			for _, kv := range k.GetMetadata() {
+				fmt.Fprintf(t.w, " %s=%s", strconv.Quote(t.clean(kv.GetKey())), strconv.Quote(t.clean(kv.GetValue())))
+			}
+			t.w.WriteByte('\n')
+		}
+		fmt.Fprintf(t.w, "    encryption: param=%x", param)
+		if md.EncryptionAlgo != nil {
+			fmt.Fprintf(t.w, " algo=%s", strconv.Quote(t.clean(md.GetEncryptionAlgo())))
+		}
+		t.w.WriteByte('\n')
+		fmt.Fprintf(t.w, "    payload: size=%d encrypted (uncompressed_size %d is the plaintext's)\n", len(f.Payload), md.GetUncompressedSize())
+	} else if f.Metadata != nil {
 		section("metadata", Redacted(f.Metadata, t.opts.ShowSecrets))
 		fmt.Fprintf(t.w, "    payload: size=%d uncompressed_size=%d\n", len(f.Payload), len(f.Uncompressed))
 	}
@@ -269,6 +290,11 @@ func (t *Text) tree(f *decode.Frame) {
 
 func (t *Text) payloads(f *decode.Frame) {
 	if f.Metadata == nil {
+		return
+	}
+	if f.Encrypted() {
+		t.w.WriteString("    payload: (encrypted, hex)\n")
+		t.w.WriteString(hex.Dump(f.Payload))
 		return
 	}
 	if len(f.Entries) == 0 {

@@ -252,6 +252,9 @@ func frameTree(f *decode.Frame, ctx frameContext, showSecrets bool) (roots []*no
 	}
 	if r, ok := regions[decode.RegionPayload]; ok {
 		label := fmt.Sprintf("Payload: %d bytes", r.End-r.Start)
+		if f.Encrypted() {
+			label += " (encrypted)"
+		}
 		if f.Uncompressed != nil && len(f.Uncompressed) != len(f.Payload) {
 			label += fmt.Sprintf(" (%d uncompressed)", len(f.Uncompressed))
 		}

@@ -23,7 +23,7 @@ else
   out=$2
 fi
 case $scenario in
-  basic|batching-compression|chunking|partitioned|subscriptions|errors|many|any|auth|bulk) ;;
+  basic|batching-compression|chunking|partitioned|subscriptions|errors|many|any|auth|encryption|bulk) ;;
   basic-batching|basic-lz4|basic-extra|basic-producer-error|basic-slow-lookup) ;; # variants of basic for pulsarscope diff
   *) echo "unknown scenario $scenario" >&2; usage ;;
 esac

@@ -34,6 +34,9 @@ func Description(scenario string) string {
 		"auth": "A client authenticating with a (fake) token: CONNECT carries auth_method_name \"token\" and the token in auth_data; " +
 			"the broker sends AUTH_CHALLENGE right after CONNECTED and the client answers AUTH_RESPONSE with the token again; " +
 			"then 3 messages produced, consumed and acked. For checking that every output redacts secrets.",
+		"encryption": "End-to-end encrypted messages (the client's default crypto, one RSA data key named \"lab-key\"): 10 unbatched, " +
+			"then 10 in LZ4-compressed batches of up to 5; MessageMetadata carries encryption_keys, encryption_algo and encryption_param, " +
+			"and the payloads are ciphertext with a 16-byte AES-GCM tag; the consumer decrypts, checks and acks each.",
 		"bulk": "High-rate LZ4-batched traffic on two topics until the capture reaches the requested size (performance work; not committed).",
 	}[scenario]
 }
