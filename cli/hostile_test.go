@@ -199,9 +199,11 @@ func ackFrame(t *testing.T, n int) []byte {
 
 // TestHostileAckMillionIDs: an ACK carrying 1,000,000 message ids (a 6.7 MB
 // frame, read with --max-frame-size 8MiB) and one with 800,000 within
-// the default 5 MiB. By default (--max-repeated 100000) its command is not
-// decoded: too-many-elements, and little memory. With --max-repeated
-// raised, it is decoded, rendered and tracked in every streaming mode.
+// the default 5 MiB. With --max-repeated 100000 its command is not
+// decoded: too-many-elements, and little memory. By default (as many
+// elements as a frame of --max-frame-size can hold: a legal frame always
+// decodes, issue 16), and with --max-repeated raised, it is decoded,
+// rendered and tracked in every streaming mode.
 func TestHostileAckMillionIDs(t *testing.T) {
 	for _, n := range []int{800_000, 1_000_000} {
 		v, fr := baseConv(t, 1000)
@@ -212,7 +214,7 @@ func TestHostileAckMillionIDs(t *testing.T) {
 		name := writeTemp(t, "ack.pcap", writePcap(t, v.recs, 262144))
 		t.Logf("ACK of %d ids: frame of %d bytes", n, len(f))
 		for _, args := range [][]string{{"read", "-o", "json"}, {"read", "-q"}, {"stats", "-o", "json"}} {
-			code, out, _, mem := runMain(t, append(args, "--max-frame-size", "8MiB", name), `too-many-elements`)
+			code, out, _, mem := runMain(t, append(args, "--max-repeated", "100000", "--max-frame-size", "8MiB", name), `too-many-elements`)
 			if code != ExitOK || out.found[`too-many-elements`] == 0 {
 				t.Errorf("%v: exit %d, too-many-elements %d", args, code, out.found[`too-many-elements`])
 			}
@@ -220,19 +222,27 @@ func TestHostileAckMillionIDs(t *testing.T) {
 			if limit := uint64(len(f))*4 + 32<<20; mem.PeakHeap > limit {
 				t.Errorf("%v: peak heap %s over %s", args, byteSize(mem.PeakHeap), byteSize(limit))
 			}
-			t.Logf("%v, default limit: %s", args, mem)
-			code, out, _, mem = runMain(t, append(args, "--max-repeated", "2000000", "--max-frame-size", "8MiB", name), `"type":"ACK"`, `frame-too-large`, `"ACK"`)
-			if code != ExitOK || out.found[`frame-too-large`] > 0 || out.found[`"decoder-panic"`] > 0 {
-				t.Errorf("%v: exit %d, frame-too-large %d", args, code, out.found[`frame-too-large`])
+			t.Logf("%v, --max-repeated 100000: %s", args, mem)
+			// The default (derived from --max-frame-size), raised, and for
+			// the frame within 5 MiB no limit flag at all.
+			limits := [][]string{{"--max-repeated", "0", "--max-frame-size", "8MiB"}, {"--max-repeated", "2000000", "--max-frame-size", "8MiB"}}
+			if n == 800_000 {
+				limits = append(limits, nil)
 			}
-			if args[0] != "read" || args[1] != "-q" {
-				if out.found[`"ACK"`]+out.found[`"type":"ACK"`] == 0 {
-					t.Errorf("%v: no ACK in the output", args)
+			for _, limit := range limits {
+				code, out, _, mem = runMain(t, append(append(args[:len(args):len(args)], limit...), name), `"type":"ACK"`, `frame-too-large`, `"ACK"`, `too-many-elements`)
+				if code != ExitOK || out.found[`frame-too-large`] > 0 || out.found[`too-many-elements`] > 0 || out.found[`"decoder-panic"`] > 0 {
+					t.Errorf("%v %v: exit %d, frame-too-large %d, too-many-elements %d", args, limit, code, out.found[`frame-too-large`], out.found[`too-many-elements`])
 				}
-			}
-			// Decoding n ids into protobuf messages takes ~100 bytes each.
-			if limit := uint64(n)*400 + 64<<20; mem.PeakHeap > limit {
-				t.Errorf("%v: peak heap %s over %s", args, byteSize(mem.PeakHeap), byteSize(limit))
+				if args[0] != "read" || args[1] != "-q" {
+					if out.found[`"ACK"`]+out.found[`"type":"ACK"`] == 0 {
+						t.Errorf("%v: no ACK in the output", args)
+					}
+				}
+				// Decoding n ids into protobuf messages takes ~100 bytes each.
+				if limit := uint64(n)*400 + 64<<20; mem.PeakHeap > limit {
+					t.Errorf("%v: peak heap %s over %s", args, byteSize(mem.PeakHeap), byteSize(limit))
+				}
 			}
 		}
 	}

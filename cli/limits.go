@@ -3,7 +3,6 @@ package cli
 import (
 	"github.com/spf13/pflag"
 
-	"github.com/pulsarscope/pulsarscope/decode"
 	"github.com/pulsarscope/pulsarscope/reassembly"
 	"github.com/pulsarscope/pulsarscope/track"
 )
@@ -25,7 +24,7 @@ func addLimitFlags(f *pflag.FlagSet, o *limitOptions) {
 	f.StringVar(&o.reassemblyMemory, "reassembly-memory", "64MiB", "out-of-order TCP data buffered over all connections (same effect as --reassembly-buffer)")
 	f.IntVar(&o.maxConns, "max-conns", reassembly.DefaultMaxConns, "connection table size; beyond it the least recently active connections are closed with a close event \"evicted\"")
 	f.IntVar(&o.maxPending, "max-pending", track.DefaultMaxPending, "requests and SENDs tracked in flight per connection; beyond it the oldest is dropped with a state-evicted problem")
-	f.IntVar(&o.maxRepeated, "max-repeated", decode.DefaultMaxRepeated, "elements of repeated fields (message ids, properties) decoded in one command or metadata; a message with more is not decoded, with a too-many-elements problem (an element takes ~100 bytes of memory)")
+	f.IntVar(&o.maxRepeated, "max-repeated", 0, "elements of repeated fields (message ids, properties) decoded in one command or metadata; a message with more is not decoded, with a too-many-elements problem (0: as many as a frame up to --max-frame-size can hold, so every legal frame decodes; an element takes up to ~100 bytes of memory)")
 }
 
 // apply sets the limits on pc.

@@ -437,11 +437,15 @@ func TestTooManyElements(t *testing.T) {
 		want  bool // too-many-elements
 		what  string
 	}{
-		{"ack ids", ack, 0, true, "command"},
+		{"ack ids", ack, 100_000, true, "command"},
 		{"ack ids, limit raised", ack, n, false, ""},
-		{"packed ack_set", message, 0, true, "command"},
-		{"metadata properties", props, 0, true, "message metadata"},
+		{"packed ack_set", message, 100_000, true, "command"},
+		{"metadata properties", props, 100_000, true, "message metadata"},
 		{"metadata properties, limit raised", props, 2 * n, false, ""},
+		// The default limit is what a legal frame can hold: all decode.
+		{"ack ids, default", ack, 0, false, ""},
+		{"packed ack_set, default", message, 0, false, ""},
+		{"metadata properties, default", props, 0, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, retain := range []bool{false, true} {

@@ -13,9 +13,6 @@ const (
 	DefaultMaxFrameSize = DefaultMaxMessageSize + FramePadding
 	// DefaultMaxDecompressed bounds the output of decompressing one payload.
 	DefaultMaxDecompressed = 5 * 1024 * 1024
-	// DefaultMaxRepeated bounds the elements of the repeated fields of one
-	// decoded message (Options.MaxRepeated).
-	DefaultMaxRepeated = 100000
 )
 
 // Options configure the frame and stream decoders. The zero value is valid.
@@ -52,10 +49,14 @@ type Options struct {
 	SkipPayloadContents bool
 	// MaxRepeated bounds the elements of the repeated fields of one
 	// message (a command, a message metadata, a batch entry's metadata),
-	// counted at every level. An element takes a few bytes on the wire
-	// but around a hundred once decoded, so a 5 MiB frame of message ids
-	// would take 50 times its size in memory; a message with more elements
-	// is not decoded (too-many-elements). 0 means DefaultMaxRepeated.
+	// counted at every level; a message with more elements is not decoded
+	// (too-many-elements). 0 means the larger of MaxFrameSize and
+	// MaxDecompressed: every element takes at least a byte on the wire, so
+	// no message a legal frame (or payload) can hold has more, and every
+	// legal frame decodes. An element takes a few bytes on the wire but
+	// up to about a hundred once decoded (a message id), so a message of
+	// N bytes may take up to 50 N of memory while it is decoded; a lower
+	// limit trades legal frames for memory.
 	MaxRepeated int
 }
 
@@ -67,7 +68,7 @@ func (o Options) withDefaults() Options {
 		o.MaxDecompressed = DefaultMaxDecompressed
 	}
 	if o.MaxRepeated <= 0 {
-		o.MaxRepeated = DefaultMaxRepeated
+		o.MaxRepeated = max(o.MaxFrameSize, o.MaxDecompressed)
 	}
 	return o
 }
