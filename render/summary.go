@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -78,7 +79,7 @@ func appendFields(b []byte, m protoreflect.Message) []byte {
 			} else if ad, ok := v.Message().Interface().(*pulsarapi.AuthData); ok {
 				b = appendSep(b, fd)
 				b = append(b, "{auth_method_name="...)
-				b = AppendSafe(b, ad.GetAuthMethodName())
+				b = appendText(b, ad.GetAuthMethodName(), false)
 				if ad.AuthData != nil {
 					b = append(b, " auth_data="...)
 					b = appendBytes(b, ad.AuthData)
@@ -112,11 +113,7 @@ func appendScalar(b []byte, fd protoreflect.FieldDescriptor, v protoreflect.Valu
 		}
 		return strconv.AppendInt(b, int64(v.Enum()), 10)
 	case protoreflect.StringKind:
-		s := v.String()
-		if s == "" || strings.ContainsAny(s, " \t\n\"") || needsEscape(s) {
-			return strconv.AppendQuote(b, s)
-		}
-		return append(b, s...)
+		return appendText(b, v.String(), false)
 	case protoreflect.BoolKind:
 		return strconv.AppendBool(b, v.Bool())
 	case protoreflect.Uint64Kind, protoreflect.Uint32Kind, protoreflect.Fixed64Kind, protoreflect.Fixed32Kind:
@@ -126,6 +123,51 @@ func appendScalar(b []byte, fd protoreflect.FieldDescriptor, v protoreflect.Valu
 	default:
 		return strconv.AppendInt(b, v.Int(), 10)
 	}
+}
+
+// Strings longer than maxShown bytes are cut to their first shownPrefix
+// bytes (at a rune boundary) in a one-line view, followed by "…(N bytes)":
+// a line stays readable whatever a peer sends; JSON and -V keep it all.
+const (
+	maxShown    = 256
+	shownPrefix = 64
+)
+
+// appendText writes a string value: bare when it is a plain word (unless
+// quote), else quoted with its control characters escaped; elided when
+// long.
+func appendText(b []byte, s string, quote bool) []byte {
+	n := len(s)
+	if n > maxShown {
+		cut := shownPrefix
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut]
+	}
+	if quote || s == "" || strings.ContainsAny(s, " \t\n\"") || needsEscape(s) {
+		b = strconv.AppendQuote(b, s)
+	} else {
+		b = append(b, s...)
+	}
+	if n > maxShown {
+		b = append(b, "…("...)
+		b = appendThousands(b, n)
+		b = append(b, " bytes)"...)
+	}
+	return b
+}
+
+// appendThousands writes n with commas between groups of three digits.
+func appendThousands(b []byte, n int) []byte {
+	d := strconv.Itoa(n)
+	for i, c := range d {
+		if i > 0 && (len(d)-i)%3 == 0 {
+			b = append(b, ',')
+		}
+		b = append(b, byte(c))
+	}
+	return b
 }
 
 func appendList(b []byte, fd protoreflect.FieldDescriptor, l protoreflect.List) []byte {
@@ -206,13 +248,13 @@ func appendPayloadFacts(b []byte, f *decode.Frame, md *pulsarapi.MessageMetadata
 	b = append(b, " |"...)
 	if md.ProducerName != nil {
 		b = append(b, " producer="...)
-		b = AppendSafe(b, md.GetProducerName())
+		b = appendText(b, md.GetProducerName(), false)
 	}
 	b = append(b, " seq="...)
 	b = strconv.AppendUint(b, md.GetSequenceId(), 10)
 	if md.PartitionKey != nil {
 		b = append(b, " key="...)
-		b = strconv.AppendQuote(b, md.GetPartitionKey())
+		b = appendText(b, md.GetPartitionKey(), true)
 	}
 	if md.NumMessagesInBatch != nil {
 		b = append(b, " batch="...)

@@ -3,7 +3,14 @@ package render
 import (
 	"fmt"
 	"net/netip"
+	"strconv"
+	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/pulsarscope/pulsarscope/decode"
+	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
 )
 
 // TestAppendHead checks the text writer's line head against the fmt
@@ -51,4 +58,31 @@ func TestStableLine(t *testing.T) {
 			t.Errorf("stableLine(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
+}
+
+// TestSummaryElidesLongStrings: a string field of 4 MiB is shown in the
+// one-line view as its first 64 bytes and its length; a short one whole.
+func TestSummaryElidesLongStrings(t *testing.T) {
+	long := strings.Repeat("hostile", 4<<20/7)
+	for _, c := range []struct{ version, want string }{
+		{"Pulsar-Go-v0.19.0", "client_version=Pulsar-Go-v0.19.0 "},
+		{long, "client_version=" + long[:64] + "…(" + commas(len(long)) + " bytes) "},
+		// cut at a rune boundary: 63 bytes, not into the 32nd é
+		{"a" + strings.Repeat("é", 200), "client_version=a" + strings.Repeat("é", 31) + "…(401 bytes) "},
+	} {
+		f := &decode.Frame{Type: pulsarapi.BaseCommand_CONNECT, Command: &pulsarapi.BaseCommand{Type: pulsarapi.BaseCommand_CONNECT.Enum(),
+			Connect: &pulsarapi.CommandConnect{ClientVersion: proto.String(c.version), ProtocolVersion: proto.Int32(20)}}}
+		got := string(AppendSummary(nil, f, false))
+		if !strings.HasPrefix(got, c.want) || len(got) > 200 {
+			t.Errorf("summary %.120q…, want prefix %.120q", got, c.want)
+		}
+	}
+}
+
+func commas(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
