@@ -65,6 +65,33 @@ type Decoder struct {
 	tcp     layers.TCP
 	p4, p6  *gopacket.DecodingLayerParser
 	decoded []gopacket.LayerType
+	frag4   bool // the last Decode returned ResultFragment for an IPv4 fragment
+}
+
+// Fragment returns the IPv4 header of the fragment the last Decode returned
+// ResultFragment for (its Payload the fragment's data, aliasing the frame),
+// or nil when that was not an IPv4 fragment.
+func (d *Decoder) Fragment() *layers.IPv4 {
+	if !d.frag4 {
+		return nil
+	}
+	return &d.ip4
+}
+
+// DecodeDatagram decodes the TCP segment of an IPv4 datagram reassembled
+// from fragments, as Decode does for a whole packet.
+func (d *Decoder) DecodeDatagram(ip *layers.IPv4, p *Packet) Result {
+	if ip.Protocol != layers.IPProtocolTCP {
+		return ResultNotTCP
+	}
+	if err := d.tcp.DecodeFromBytes(ip.Payload, gopacket.NilDecodeFeedback); err != nil {
+		return ResultMalformed
+	}
+	p.NetFlow = ip.NetworkFlow()
+	p.IPv6 = false
+	p.Missing = 0
+	p.TCP = &d.tcp
+	return ResultTCP
 }
 
 // NewDecoder returns a Decoder.
@@ -94,6 +121,7 @@ func (d *Decoder) Decode(data []byte, lt layers.LinkType, p *Packet) Result {
 	default:
 		return ResultNotTCP
 	}
+	d.frag4 = false
 	if err := parser.DecodeLayers(data[off:], &d.decoded); err != nil {
 		return ResultMalformed
 	}
@@ -106,6 +134,7 @@ func (d *Decoder) Decode(data []byte, lt layers.LinkType, p *Packet) Result {
 		switch d.decoded[n-1] {
 		case layers.LayerTypeIPv4:
 			if d.ip4.Flags&layers.IPv4MoreFragments != 0 || d.ip4.FragOffset != 0 {
+				d.frag4 = true
 				return ResultFragment
 			}
 		case layers.LayerTypeIPv6:

@@ -49,8 +49,17 @@ type Stats struct {
 	TCP int64
 	// NonTCP counts valid frames that are not TCP (ARP, UDP, ICMP, ...).
 	NonTCP int64
-	// Fragments counts IPv4/IPv6 fragments (not reassembled, not delivered).
+	// Fragments counts IPv4 and IPv6 fragments (packets).
 	Fragments int64
+	// Defragmented counts the IPv4 datagrams put back together from
+	// fragments (their TCP segments delivered by Next, counted in TCP).
+	Defragmented int64
+	// FragmentsLost counts what fragments could not be put back together:
+	// IPv4 datagrams given up (incomplete at the end of the input or after
+	// 30 s, fragments contradicting each other, over 16 MiB held) and IPv6
+	// fragments (not reassembled). Their bytes are missing from the
+	// streams (gaps), though captured.
+	FragmentsLost int64
 	// Truncated counts frames with caplen < wirelen (delivered if TCP).
 	Truncated int64
 	// DecodeErrors counts frames whose headers are cut short or invalid.
@@ -71,6 +80,7 @@ type Source struct {
 	pkt   Packet
 	stats Stats
 	err   error
+	frags *defragmenter // made at the first IPv4 fragment
 }
 
 // NewSource returns a Source decoding the frames of raw; name is used in
@@ -117,6 +127,9 @@ func (s *Source) Next(ctx context.Context) (*Packet, error) {
 		}
 		data, ci, lt, err := s.raw.ReadRaw()
 		if err != nil {
+			if s.frags != nil {
+				s.stats.FragmentsLost += int64(s.frags.end())
+			}
 			s.err = s.readError(err)
 			return nil, s.err
 		}
@@ -140,12 +153,45 @@ func (s *Source) Next(ctx context.Context) (*Packet, error) {
 			s.stats.NonTCP++
 		case ResultFragment:
 			s.stats.Fragments++
+			if p, ok := s.defragment(p); ok {
+				return p, nil
+			}
 		case ResultBadLinkType:
 			s.stats.UnknownLinkType++
 		default:
 			s.stats.DecodeErrors++
 		}
 	}
+}
+
+// defragment hands the IPv4 fragment just decoded to the defragmenter;
+// when it completes a datagram holding a TCP segment, it returns p filled
+// with that segment (its time the last fragment's).
+func (s *Source) defragment(p *Packet) (*Packet, bool) {
+	frag := s.dec.Fragment()
+	if frag == nil {
+		s.stats.FragmentsLost++ // IPv6: not reassembled
+		return nil, false
+	}
+	if s.frags == nil {
+		s.frags = newDefragmenter()
+	}
+	dg, lost := s.frags.add(frag, p.Time)
+	s.stats.FragmentsLost += int64(lost)
+	if dg == nil {
+		return nil, false
+	}
+	s.stats.Defragmented++
+	switch s.dec.DecodeDatagram(dg, p) {
+	case ResultTCP:
+		s.stats.TCP++
+		return p, true
+	case ResultNotTCP:
+		s.stats.NonTCP++
+	default:
+		s.stats.DecodeErrors++
+	}
+	return nil, false
 }
 
 func (s *Source) readError(err error) error {

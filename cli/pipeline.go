@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pulsarscope/pulsarscope/render"
+
 	"github.com/pulsarscope/pulsarscope/capture"
 	"github.com/pulsarscope/pulsarscope/decode"
 	"github.com/pulsarscope/pulsarscope/reassembly"
@@ -139,7 +141,11 @@ func runFile(ctx context.Context, e *env, name string, pc pipelineConfig, sink d
 		return inputErr(name, err)
 	}
 	defer src.Close()
-	if _, err := runSource(ctx, src, pc, sink); err != nil {
+	res, err := runSource(ctx, src, pc, sink)
+	if n := res.capture.FragmentsLost; n > 0 {
+		fmt.Fprintf(e.stderr, "pulsarscope: warning: %s: %d IP fragment datagram(s) could not be put back together (IPv6, incomplete, or contradicting); the TCP bytes they carried are reported as missing\n", render.Safe(name), n)
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			if errors.Is(context.Cause(ctx), errStop) {
 				return context.Cause(ctx)
