@@ -287,6 +287,11 @@ func (sd *StreamDecoder) Close(c *reassembly.Conn, reason reassembly.CloseReason
 	e := sd.event(EventClose, &cs.streams[0], ts)
 	e.Offset = 0
 	e.Detail = reason.String()
+	for d := reassembly.ClientToServer; d <= reassembly.ServerToClient; d++ {
+		if c.Unseen(d) {
+			e.Detail += "; " + d.String() + " not captured (" + (1 - d).String() + " acknowledges data from it)"
+		}
+	}
 	e.Stats = &stats
 	sd.toSink(nil, e)
 	sd.closed = sd.closed.Add(stats[0]).Add(stats[1])

@@ -34,6 +34,11 @@ type stream struct {
 	tls           bool
 	fin           [2]bool // by Dir
 	seen          [2]bool // by Dir
+	// firstAck is the acknowledgement number of each direction's first
+	// segment with ACK set (hasAck); later ones beyond it by more than the
+	// SYN and FIN show that the other direction sent data.
+	firstAck [2]uint32
+	hasAck   [2]bool
 	rst           bool
 	// off is the stream offset (bytes delivered plus gaps) by Dir; holes
 	// are ranges of stream offsets not captured (snaplen), in order.
@@ -160,6 +165,9 @@ func (s *stream) Accept(tcp *layers.TCP, _ gopacket.CaptureInfo, dir gpr.TCPFlow
 	a.stats.ConnSegments++
 	d := s.dir(dir)
 	s.seen[d] = true
+	if tcp.ACK {
+		s.noteAck(d, tcp.Ack)
+	}
 	if tcp.FIN {
 		s.fin[d] = true
 	}
@@ -185,6 +193,24 @@ func (s *stream) Accept(tcp *layers.TCP, _ gopacket.CaptureInfo, dir gpr.TCPFlow
 		}
 	}
 	return true
+}
+
+// noteAck watches direction d's acknowledgements: when they have moved on
+// by more than a SYN and a FIN while not one segment of the other
+// direction was captured, the other direction is missing from the capture
+// (Conn.Unseen).
+func (s *stream) noteAck(d Dir, ack uint32) {
+	if !s.hasAck[d] {
+		s.firstAck[d], s.hasAck[d] = ack, true
+		return
+	}
+	o := 1 - d
+	if s.seen[o] || s.conn.unseen[o].Load() {
+		return
+	}
+	if moved := int32(ack - s.firstAck[d]); moved > 2 {
+		s.conn.unseen[o].Store(true)
+	}
 }
 
 // addHole records where the uncaptured tail of the current segment lies

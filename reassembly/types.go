@@ -2,6 +2,7 @@ package reassembly
 
 import (
 	"net/netip"
+	"sync/atomic"
 	"time"
 )
 
@@ -38,6 +39,11 @@ type Conn struct {
 	TLS bool
 	// HandshakeSeen is true when the capture holds the connection's SYN.
 	HandshakeSeen bool
+	// unseen, by Dir: the capture holds no segment of that direction,
+	// though the other direction's ACKs show it sent data (asymmetric
+	// routing, a capture filter on one address). Set by the reassembler,
+	// read by later stages: atomic.
+	unseen [2]atomic.Bool
 	// Payload is the reassembler's own count, by Dir, of the connection's
 	// TCP payload bytes in sequence space: bytes given to the Handler as
 	// Data plus bytes reported by Gap (for a TLS connection: the bytes
@@ -45,6 +51,12 @@ type Conn struct {
 	// is what a decoder's byte accounting must add up to.
 	Payload [2]int64
 }
+
+// Unseen reports whether direction d of the connection is missing from the
+// capture: not one of its segments was captured, while the other
+// direction acknowledged data from it. Rules that need both directions
+// cannot be applied to such a connection.
+func (c *Conn) Unseen(d Dir) bool { return c != nil && d <= 1 && c.unseen[d].Load() }
 
 // CloseReason says why a connection's streams ended.
 type CloseReason uint8

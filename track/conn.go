@@ -166,13 +166,24 @@ func (t *Tracker) release(p *pending) {
 }
 
 // observe marks the connection partial when a direction's first frame is
-// not at the start of its stream.
+// not at the start of its stream, or when a direction is missing from the
+// capture altogether (reassembly.Conn.Unseen).
 func (c *conn) observe(f *decode.Frame) {
+	c.checkUnseen()
 	if !c.seen[f.Dir] {
 		c.seen[f.Dir] = true
 		if f.Offset != 0 {
 			c.s.Partial = true
 		}
+	}
+}
+
+// checkUnseen marks the connection partial when the capture lacks one of
+// its directions: rules that need both (answers, handshake, deliveries)
+// are not applied to it.
+func (c *conn) checkUnseen() {
+	if !c.s.Partial && (c.s.Conn.Unseen(reassembly.ClientToServer) || c.s.Conn.Unseen(reassembly.ServerToClient)) {
+		c.s.Partial = true
 	}
 }
 
@@ -376,6 +387,7 @@ func (t *Tracker) expire(c *conn, ts time.Time) {
 
 // closeConn reports what the connection left unanswered.
 func (t *Tracker) closeConn(c *conn, ts time.Time) {
+	c.checkUnseen()
 	left := c.requests.appendTo(nil)
 	for _, q := range c.sends {
 		for ; q != nil; q = q.next {
