@@ -39,7 +39,7 @@ type stream struct {
 	// SYN and FIN show that the other direction sent data.
 	firstAck [2]uint32
 	hasAck   [2]bool
-	rst           bool
+	rst      bool
 	// off is the stream offset (bytes delivered plus gaps) by Dir; holes
 	// are ranges of stream offsets not captured (snaplen), in order.
 	off   [2]int64
