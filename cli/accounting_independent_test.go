@@ -1,0 +1,170 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+)
+
+// capturedPayload counts, with code that shares nothing with pulsarscope's
+// reader and reassembler (pcapgo and gopacket's layers), the TCP payload
+// bytes a capture holds per connection direction: the union of the
+// sequence ranges its segments carry (a retransmission or duplicate counted
+// once), by 4-tuple. The key is "client>server" for the direction from the
+// port-6650 side's peer to it, "server>client" for the other.
+func capturedPayload(tb testing.TB, path string) map[string]int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	var next func() ([]byte, gopacket.CaptureInfo, error)
+	var lt layers.LinkType
+	if strings.HasSuffix(path, ".pcapng") {
+		r, err := pcapgo.NewNgReader(f, pcapgo.DefaultNgReaderOptions)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		next, lt = r.ReadPacketData, r.LinkType()
+	} else {
+		r, err := pcapgo.NewReader(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		next, lt = r.ReadPacketData, r.LinkType()
+	}
+	type span struct{ start, end uint32 } // relative to the direction's first sequence number
+	type dir struct {
+		base   uint32
+		spans  []span
+		synned bool
+	}
+	dirs := map[string]*dir{}
+	for {
+		data, _, err := next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			tb.Fatalf("%s: %v", path, err)
+		}
+		p := gopacket.NewPacket(data, lt, gopacket.NoCopy)
+		tcp, ok := p.TransportLayer().(*layers.TCP)
+		if !ok || p.NetworkLayer() == nil {
+			continue
+		}
+		src, dst := p.NetworkLayer().NetworkFlow().Endpoints()
+		sa, _ := netip.AddrFromSlice(src.Raw())
+		da, _ := netip.AddrFromSlice(dst.Raw())
+		from := netip.AddrPortFrom(sa.Unmap(), uint16(tcp.SrcPort)).String()
+		to := netip.AddrPortFrom(da.Unmap(), uint16(tcp.DstPort)).String()
+		key := from + ">" + to
+		d := dirs[key]
+		seq := tcp.Seq
+		if tcp.SYN {
+			seq++ // the SYN takes a sequence number, not a payload byte
+		}
+		if d == nil {
+			d = &dir{base: seq, synned: tcp.SYN}
+			dirs[key] = d
+		}
+		if n := uint32(len(tcp.Payload)); n > 0 {
+			s := seq - d.base
+			if int32(s) < 0 { // before the first segment seen (reordered): rebase
+				for i := range d.spans {
+					d.spans[i].start += -s
+					d.spans[i].end += -s
+				}
+				d.base, s = seq, 0
+			}
+			d.spans = append(d.spans, span{s, s + n})
+		}
+	}
+	out := map[string]int64{}
+	for key, d := range dirs {
+		sort.Slice(d.spans, func(i, j int) bool { return d.spans[i].start < d.spans[j].start })
+		var total int64
+		var end uint32
+		for _, s := range d.spans {
+			if s.start < end {
+				s.start = end
+			}
+			if s.end > s.start {
+				total += int64(s.end - s.start)
+				end = s.end
+			}
+		}
+		out[key] = total
+	}
+	return out
+}
+
+// TestAccountingIndependent: on every committed capture, the TCP payload
+// pulsarscope reports per connection direction (bytes seen, on the close
+// event) equals what the capture holds, counted without pulsarscope's
+// reader or reassembler: a reassembler that dropped bytes (a second
+// connection on the same 4-tuple, fragments, a conflicting copy) would fail
+// it, where the balance against its own count would not.
+func TestAccountingIndependent(t *testing.T) {
+	files, _ := filepath.Glob("../testdata/pcaps/*.pcap*")
+	n := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, ".json") {
+			continue
+		}
+		n++
+		checkAccountingIndependent(t, f)
+	}
+	if n < 20 {
+		t.Fatalf("only %d captures", n)
+	}
+}
+
+// checkAccountingIndependent compares, for capture f, the payload bytes
+// pulsarscope saw per connection direction with capturedPayload.
+func checkAccountingIndependent(t *testing.T, f string) {
+	t.Helper()
+	want := capturedPayload(t, f)
+	out, errOut, code := run(t, "read", "-o", "json", "--events", "--port", "16650", f)
+	if code != ExitOK && code != ExitProblems && code != ExitInput { // a cut capture ends in an input error
+		t.Fatalf("%s: exit %d: %s", f, code, errOut)
+	}
+	got := map[string]int64{}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var r struct {
+			Event      string `json:"event"`
+			Src        string `json:"src"`
+			Dst        string `json:"dst"`
+			Accounting map[string]struct {
+				Seen int64 `json:"seen"`
+			} `json:"accounting"`
+		}
+		if json.Unmarshal(sc.Bytes(), &r) != nil || r.Event != "close" {
+			continue
+		}
+		got[r.Src+">"+r.Dst] += r.Accounting["c2s"].Seen
+		got[r.Dst+">"+r.Src] += r.Accounting["s2c"].Seen
+	}
+	for key, w := range want {
+		if w > 0 && got[key] != w {
+			t.Errorf("%s: %s: pulsarscope saw %d payload bytes, the capture holds %d", filepath.Base(f), key, got[key], w)
+		}
+	}
+	for key, g := range got {
+		if g != want[key] {
+			t.Errorf("%s: %s: pulsarscope saw %d payload bytes, the capture holds %d", filepath.Base(f), key, g, want[key])
+		}
+	}
+}
