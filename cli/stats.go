@@ -141,9 +141,13 @@ func writeStatsText(w io.Writer, r *stats.Report, files []string) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", render.Safe(c.Topic), render.Safe(c.Subscription), c.SubType, dash(c.Name), c.Permits, c.Messages,
 			c.MessageFrames, c.Acks, c.AckedMessages, c.Redelivered, c.RedeliverRequests)
 	}
-	section("Problems", "code\tcount\tfirst frames\t")
+	section("Problems", "code\tcount\tfirst frames\tfirst in streams\t")
 	for _, p := range r.Problems {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t\n", p.Code, p.Count, dash(strings.Trim(fmt.Sprint(p.FirstFrames), "[]")))
+		where := make([]string, len(p.FirstStreams))
+		for i, w := range p.FirstStreams {
+			where[i] = w.String()
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t\n", p.Code, p.Count, dash(strings.Trim(fmt.Sprint(p.FirstFrames), "[]")), dash(strings.Join(where, ", ")))
 	}
 	// tcp payload is the reassembler's count; ✓ when in frames + lost +
 	// skipped + truncated + ignored adds up to it.

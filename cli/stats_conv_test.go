@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -105,5 +106,66 @@ func TestStatsDurationWithoutFrames(t *testing.T) {
 	// closes the connection, at 4 ms
 	if len(rep.Conversations) != 1 || rep.Conversations[0].DurationUS != 4000 {
 		t.Fatalf("conversations %+v, want one of 4000 µs", rep.Conversations)
+	}
+}
+
+// TestStatsStreamProblemsWhere: a stream problem (bytes lost to a dropped
+// packet) is listed in stats with the connection, direction and stream
+// offset the lab's fault writer logged for the drop.
+func TestStatsStreamProblemsWhere(t *testing.T) {
+	paths, _ := filepath.Glob("../testdata/pcaps/*-drop.expect.json")
+	checked := 0
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var exp struct {
+			File   string `json:"file"`
+			Faults []struct {
+				Kind         string `json:"kind"`
+				Conn         int    `json:"conn"`
+				Dir          string `json:"dir"`
+				StreamOffset int64  `json:"stream_offset"`
+			} `json:"faults"`
+		}
+		if err := json.Unmarshal(b, &exp); err != nil {
+			t.Fatal(err)
+		}
+		out, errOut, code := run(t, "stats", "-o", "json", "--port", "16650", filepath.Join("../testdata/pcaps", exp.File))
+		if code != ExitOK {
+			t.Fatalf("%s: exit %d: %s", exp.File, code, errOut)
+		}
+		var rep struct {
+			Problems []struct {
+				Code         string `json:"code"`
+				FirstStreams []struct {
+					Conn   int    `json:"conn"`
+					Dir    string `json:"dir"`
+					Offset int64  `json:"offset"`
+				} `json:"first_streams"`
+			} `json:"problems"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range exp.Faults {
+			if f.Kind != "drop" {
+				continue
+			}
+			found := false
+			for _, pr := range rep.Problems {
+				for _, w := range pr.FirstStreams {
+					found = found || pr.Code == "bytes-lost" && w.Conn == f.Conn && w.Dir == f.Dir && w.Offset == f.StreamOffset
+				}
+			}
+			if !found {
+				t.Errorf("%s: no bytes-lost at #%d %s @%d in %+v", exp.File, f.Conn, f.Dir, f.StreamOffset, rep.Problems)
+			}
+			checked++
+		}
+	}
+	if checked < 2 {
+		t.Fatalf("only %d drops checked", checked)
 	}
 }

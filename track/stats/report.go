@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/bits"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/pulsarscope/pulsarscope/decode/secret"
@@ -122,6 +123,21 @@ type ProblemRow struct {
 	Code        string `json:"code"`
 	Count       int    `json:"count"`
 	FirstFrames []int  `json:"first_frames"`
+	// FirstStreams are where the first stream problems of this code (on
+	// events, not frames: a gap, skipped or truncated bytes) lie.
+	FirstStreams []StreamPos `json:"first_streams,omitempty"`
+}
+
+// StreamPos is a place in a connection's stream.
+type StreamPos struct {
+	Conn   int    `json:"conn"`
+	Dir    string `json:"dir"`
+	Offset int64  `json:"offset"`
+}
+
+// String writes the place as the text tables show it: #1 c2s @1653.
+func (p StreamPos) String() string {
+	return "#" + strconv.Itoa(p.Conn) + " " + p.Dir + " @" + strconv.FormatInt(p.Offset, 10)
 }
 
 // StreamRow is the byte accounting of one stream.

@@ -267,7 +267,10 @@ func (c *Collector) consumer(f *decode.Frame, info *track.Info, cs *track.Consum
 // Event aggregates a stream event (problems and, on close, accounting).
 func (c *Collector) Event(e *decode.Event) {
 	for _, p := range e.Problems {
-		c.problem(p.Code, 0)
+		r := c.problem(p.Code, 0)
+		if len(r.FirstStreams) < maxFirstFrames && e.Conn != nil {
+			r.FirstStreams = append(r.FirstStreams, StreamPos{Conn: e.Conn.ID, Dir: e.Dir.String(), Offset: e.Offset})
+		}
 	}
 	if e.Kind == decode.EventClose && e.Stats != nil {
 		cv := c.conv(e.Conn)
@@ -295,7 +298,7 @@ func (c *Collector) Finding(fd *track.Finding) {
 	}
 }
 
-func (c *Collector) problem(code string, n int) {
+func (c *Collector) problem(code string, n int) *ProblemRow {
 	r := c.problems[code]
 	if r == nil {
 		r = &ProblemRow{Code: code}
@@ -305,6 +308,7 @@ func (c *Collector) problem(code string, n int) {
 	if n > 0 && len(r.FirstFrames) < maxFirstFrames {
 		r.FirstFrames = append(r.FirstFrames, n)
 	}
+	return r
 }
 
 func (c *Collector) srtOf(t cmdType) *srtAcc {
