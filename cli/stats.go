@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -124,7 +125,8 @@ func writeStatsText(w io.Writer, r *stats.Report, files []string) error {
 	}
 	section("Service response time (µs)", "request\tcount\tmin\tp50\tp90\tp99\tmax\tunanswered\t")
 	for _, s := range r.SRT {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", s.Request, s.Count, s.MinUS, s.P50US, s.P90US, s.P99US, s.MaxUS, s.Unanswered)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t\n", s.Request, s.Count, orDash(s.Count, s.MinUS), orDash(s.Count, s.P50US),
+			orDash(s.Count, s.P90US), orDash(s.Count, s.P99US), orDash(s.Count, s.MaxUS), s.Unanswered)
 	}
 	section("Conversations", "conn\tclient\tserver\tclient version\tserver version\tprotocol c/s\tproducers\tconsumers\ttopics\tframes\tbytes\tduration\t")
 	for _, c := range r.Conversations {
@@ -133,8 +135,8 @@ func writeStatsText(w io.Writer, r *stats.Report, files []string) error {
 	}
 	section("Producers", "topic\tname\tmessages\tsends\tbatches\tbytes\tcompression\treceipts\terrors\tp50 µs\tp90 µs\tp99 µs\t")
 	for _, p := range r.Producers {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t\n", render.Safe(p.Topic), dash(p.Name), p.Messages, p.Sends, p.Batches, p.Bytes,
-			dash(strings.Join(p.Compression, ",")), p.Receipts, p.Errors, p.P50US, p.P90US, p.P99US)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t%s\t%s\t\n", render.Safe(p.Topic), dash(p.Name), p.Messages, p.Sends, p.Batches, p.Bytes,
+			dash(strings.Join(p.Compression, ",")), p.Receipts, p.Errors, orDash(p.Latencies, p.P50US), orDash(p.Latencies, p.P90US), orDash(p.Latencies, p.P99US))
 	}
 	section("Consumers", "topic\tsubscription\ttype\tname\tpermits\tmessages\tframes\tacks\tacked frames\tredelivered\tredeliver req\t")
 	for _, c := range r.Consumers {
@@ -169,6 +171,14 @@ func dash(s string) string {
 		return "-"
 	}
 	return render.Safe(s)
+}
+
+// orDash shows v, or "-" when it was computed from no sample (n == 0).
+func orDash(n int, v int64) string {
+	if n == 0 {
+		return "-"
+	}
+	return strconv.FormatInt(v, 10)
 }
 
 func proto(v int32) string {

@@ -169,3 +169,41 @@ func TestStatsStreamProblemsWhere(t *testing.T) {
 		t.Fatalf("only %d drops checked", checked)
 	}
 }
+
+// TestStatsNoSampleIsDash: a percentile of no sample (a producer refused
+// before it sent anything, errors.pcap) is "-" in the tables, not 0, and
+// its JSON row says it has no latency; producers with latencies show them.
+func TestStatsNoSampleIsDash(t *testing.T) {
+	f := "../testdata/pcaps/errors.pcap"
+	js, _, _ := run(t, "stats", "-o", "json", f)
+	var rep struct {
+		Producers []struct {
+			Topic     string `json:"topic"`
+			Latencies int    `json:"publish_latencies"`
+			Receipts  int    `json:"receipts"`
+		} `json:"producers"`
+	}
+	if err := json.Unmarshal([]byte(js), &rep); err != nil {
+		t.Fatal(err)
+	}
+	text, _, _ := run(t, "stats", f)
+	none := 0
+	for _, p := range rep.Producers {
+		var line string
+		for _, l := range strings.Split(text, "\n") {
+			if strings.HasPrefix(l, p.Topic+" ") && strings.Contains(text[:strings.Index(text, l)], "== Producers") {
+				line = l
+			}
+		}
+		dashes := strings.HasSuffix(strings.TrimSpace(line), "-       -       -") || strings.HasSuffix(strings.Join(strings.Fields(line), " "), "- - -")
+		if (p.Latencies == 0) != dashes {
+			t.Errorf("%s: %d latencies, table row %q", p.Topic, p.Latencies, line)
+		}
+		if p.Latencies == 0 {
+			none++
+		}
+	}
+	if none == 0 || none == len(rep.Producers) {
+		t.Fatalf("%d of %d producers without latency: errors.pcap should have one refused producer and others", none, len(rep.Producers))
+	}
+}

@@ -38,7 +38,7 @@ func (m *Model) statsLines() []string {
 	if len(r.Producers) > 0 {
 		section("Producers", fmt.Sprintf("%-16s %8s %9s %10s %8s %9s %9s  %s", "Name", "Sends", "Messages", "Bytes", "Receipts", "P50", "P99", "Topic"))
 		for _, p := range r.Producers {
-			out = append(out, fmt.Sprintf("%-16s %8d %9d %10s %8d %9s %9s  %s", p.Name, p.Sends, p.Messages, fmtBytes(p.Bytes), p.Receipts, us(p.P50US), us(p.P99US), p.Topic))
+			out = append(out, fmt.Sprintf("%-16s %8d %9d %10s %8d %9s %9s  %s", p.Name, p.Sends, p.Messages, fmtBytes(p.Bytes), p.Receipts, usOf(p.Latencies, p.P50US), usOf(p.Latencies, p.P99US), p.Topic))
 		}
 	}
 	if len(r.Consumers) > 0 {
@@ -67,4 +67,12 @@ func (m *Model) refreshReport() {
 		return
 	}
 	m.report, m.reportAt, m.reportTime = m.x.report(), n, time.Now()
+}
+
+// usOf is us(v), or "-" when v was computed from no sample (n == 0).
+func usOf(n int, v int64) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmtLatency(time.Duration(v) * time.Microsecond)
 }

@@ -98,9 +98,13 @@ type ProducerRow struct {
 	Compression []string `json:"compression"`
 	Receipts    int64    `json:"receipts"`
 	Errors      int64    `json:"errors"`
-	P50US       int64    `json:"publish_p50_us"`
-	P90US       int64    `json:"publish_p90_us"`
-	P99US       int64    `json:"publish_p99_us"`
+	// Latencies is how many publish latencies (SEND paired with its
+	// receipt) the percentiles are of; with none they are 0 in JSON and
+	// "-" in the tables.
+	Latencies int   `json:"publish_latencies"`
+	P50US     int64 `json:"publish_p50_us"`
+	P90US     int64 `json:"publish_p90_us"`
+	P99US     int64 `json:"publish_p99_us"`
 }
 
 // ConsumerRow is one consumer (by topic, subscription and name).
@@ -240,6 +244,7 @@ func (c *Collector) Report() *Report {
 		if n > 0 {
 			_, row.P50US, row.P90US, row.P99US = percentiles(blocks, &hist)
 		}
+		row.Latencies = n
 		r.Producers = append(r.Producers, row)
 	}
 	for _, a := range c.consOrder {
