@@ -23,7 +23,7 @@ else
   out=$2
 fi
 case $scenario in
-  basic|batching-compression|chunking|partitioned|subscriptions|errors|many|any|auth|encryption|bulk) ;;
+  basic|batching-compression|chunking|partitioned|subscriptions|errors|many|any|auth|encryption|concurrent|bulk) ;;
   basic-batching|basic-lz4|basic-extra|basic-producer-error|basic-slow-lookup) ;; # variants of basic for pulsarscope diff
   *) echo "unknown scenario $scenario" >&2; usage ;;
 esac
@@ -71,6 +71,7 @@ case $scenario in
   basic-producer-error) brokeropts+=(-fail-first PRODUCER=ServiceNotReady) ;;
   basic-slow-lookup) brokeropts+=(-delay LOOKUP=50ms) ;;
   auth) brokeropts+=(-auth-challenge) ;;
+  concurrent) brokeropts+=(-partitions 16) ;;
 esac
 
 start=$(date +%s.%N)

@@ -105,6 +105,9 @@ type LogEvent struct {
 	Chunk bool `json:"chunk,omitempty"`
 	// Answers is the request type a written frame answers.
 	Answers string `json:"answers,omitempty"`
+	// AnswersFrame is the request a written frame answers: its number among
+	// the frames read on the connection (1-based; 0: none).
+	AnswersFrame int `json:"answers_frame,omitempty"`
 	// Note is free text.
 	Note string `json:"note,omitempty"`
 }

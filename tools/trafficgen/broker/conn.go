@@ -13,10 +13,13 @@ import (
 	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
 )
 
-// outFrame is a frame queued for writing, with the request type it answers.
+// outFrame is a frame queued for writing, with the request type it answers
+// and the request itself: its number among the frames read on the
+// connection (1-based; 0 for a frame that answers none).
 type outFrame struct {
 	f       *Frame
 	answers string
+	req     int
 }
 
 // conn is one client connection.
@@ -29,6 +32,10 @@ type conn struct {
 	out      chan []outFrame
 	done     chan struct{}
 	doneOnce sync.Once
+	// reading is the number of the frame being handled among those read
+	// on the connection (1-based); replies made while handling it answer
+	// it. Guarded by b.mu.
+	reading int
 
 	// guarded by b.mu
 	producers map[uint64]*producer
@@ -77,6 +84,7 @@ func (c *conn) readLoop() {
 		describePayload(&ev, f)
 		c.b.log(ev)
 		c.b.mu.Lock()
+		c.reading++
 		c.handle(f)
 		c.b.mu.Unlock()
 	}
@@ -149,7 +157,7 @@ func (c *conn) writeLoop() {
 			return
 		}
 		for _, o := range batch {
-			ev := LogEvent{Event: "frame", Conn: c.id, Dir: "s2c", Type: o.f.Cmd.GetType().String(), Answers: o.answers}
+			ev := LogEvent{Event: "frame", Conn: c.id, Dir: "s2c", Type: o.f.Cmd.GetType().String(), Answers: o.answers, AnswersFrame: o.req}
 			describePayload(&ev, o.f)
 			c.b.log(ev)
 		}

@@ -30,12 +30,18 @@ const (
 	MarkUnload = "unload"
 )
 
+// reply queues bc as the answer to the frame being handled (c.reading),
+// of type answers ("" for a frame that answers none).
 func (c *conn) reply(answers string, bc *pulsarapi.BaseCommand) {
+	o := outFrame{f: &Frame{Cmd: bc}, answers: answers}
+	if answers != "" {
+		o.req = c.reading
+	}
 	if d := c.b.cfg.Delays[answers]; d > 0 {
-		c.replyLater(d, outFrame{f: &Frame{Cmd: bc}, answers: answers})
+		c.replyLater(d, o)
 		return
 	}
-	c.send(outFrame{f: &Frame{Cmd: bc}, answers: answers})
+	c.send(o)
 }
 
 func (c *conn) success(answers string, requestID uint64) {

@@ -37,6 +37,9 @@ func Description(scenario string) string {
 		"encryption": "End-to-end encrypted messages (the client's default crypto, one RSA data key named \"lab-key\"): 10 unbatched, " +
 			"then 10 in LZ4-compressed batches of up to 5; MessageMetadata carries encryption_keys, encryption_algo and encryption_param, " +
 			"and the payloads are ciphertext with a 16-byte AES-GCM tag; the consumer decrypts, checks and acks each.",
+		"concurrent": "A producer and a Shared consumer on a topic of 16 partitions: the client looks up, subscribes and creates a " +
+			"producer on every partition at once (more than 8 requests in flight on one connection), then 48 unbatched messages " +
+			"keyed across the partitions, each received and acked. The broker logs which frame answers which (pairs).",
 		"bulk": "High-rate LZ4-batched traffic on two topics until the capture reaches the requested size (performance work; not committed).",
 	}[scenario]
 }
@@ -61,8 +64,21 @@ type Expect struct {
 	BatchEntries              int            `json:"batch_entries"`
 	ChunkFrames               int            `json:"chunk_frames"`
 	Answered                  map[string]int `json:"answered"`
-	Driver                    map[string]any `json:"driver"`
-	Notes                     []string       `json:"notes,omitempty"`
+	// Pairs are which frame answers which, as the broker logged them: on
+	// the connection from Client, the Request-th frame the client sent is
+	// answered by the Response-th frame the broker sent (both 1-based, in
+	// stream order). Captures made before the broker logged it have none.
+	Pairs  []Pair         `json:"pairs,omitempty"`
+	Driver map[string]any `json:"driver"`
+	Notes  []string       `json:"notes,omitempty"`
+}
+
+// Pair is one request and the response that answers it, by their numbers
+// among the frames of their direction of one connection.
+type Pair struct {
+	Client   string `json:"client"`
+	Request  int    `json:"request"`
+	Response int    `json:"response"`
 }
 
 // DirCounts counts frames by type per direction.
@@ -78,6 +94,8 @@ func (e *Expect) FromBrokerLog(r io.Reader) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1024*1024), 1024*1024)
 	line := 0
+	clients := map[int]string{} // conn → the client's address
+	written := map[int]int{}    // conn → frames the broker wrote so far
 	for sc.Scan() {
 		line++
 		var ev broker.LogEvent
@@ -87,6 +105,7 @@ func (e *Expect) FromBrokerLog(r io.Reader) error {
 		switch ev.Event {
 		case "accept":
 			e.Connections++
+			clients[ev.Conn] = ev.Remote
 		case "note":
 			e.Notes = append(e.Notes, fmt.Sprintf("conn %d: %s", ev.Conn, ev.Note))
 		case "frame":
@@ -98,6 +117,12 @@ func (e *Expect) FromBrokerLog(r io.Reader) error {
 			}
 			if ev.Answers != "" {
 				e.Answered[ev.Answers]++
+			}
+			if ev.Dir == "s2c" {
+				written[ev.Conn]++
+				if ev.AnswersFrame > 0 {
+					e.Pairs = append(e.Pairs, Pair{Client: clients[ev.Conn], Request: ev.AnswersFrame, Response: written[ev.Conn]})
+				}
 			}
 			if ev.Payload {
 				e.PayloadFrames++

@@ -18,7 +18,7 @@ func knownKey(k string) bool {
 		"file": true, "scenario": true, "command": true, "client": true, "format": true, "link_type": true,
 		"packets": true, "bytes": true, "description": true, "connections": true, "frames": true, "frames_total": true,
 		"payload_frames": true, "checksummed_payload_frames": true, "broker_entry_metadata_frames": true,
-		"batch_entries": true, "chunk_frames": true, "answered": true, "driver": true, "notes": true,
+		"batch_entries": true, "chunk_frames": true, "answered": true, "pairs": true, "driver": true, "notes": true,
 	}[k]
 }
 
@@ -169,6 +169,9 @@ func renderEntry(b *bytes.Buffer, m map[string]any) {
 		b.WriteString("\nRequests answered by the broker: ")
 		b.WriteString(kv(ans))
 		b.WriteString("\n")
+	}
+	if pairs, ok := m["pairs"].([]any); ok && len(pairs) > 0 {
+		fmt.Fprintf(b, "\nWhich frame answers which: %d pairs, from the broker's log (`pairs`).\n", len(pairs))
 	}
 	if drv, ok := m["driver"].(map[string]any); ok && len(drv) > 0 {
 		b.WriteString("\nDriver (client-side) counts: ")

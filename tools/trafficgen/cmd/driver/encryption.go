@@ -104,3 +104,47 @@ func (d *driver) encryption(ctx context.Context) error {
 	d.outcome("encryption-roundtrip")
 	return nil
 }
+
+// concurrent: a producer and a consumer on a topic of 16 partitions (the
+// broker runs with -partitions 16): the client looks up, subscribes and
+// creates a producer on every partition at once, so more than 8 requests
+// are in flight on the one connection; then 48 messages, keyed across the
+// partitions, each received and acked.
+func (d *driver) concurrent(ctx context.Context) error {
+	c, err := d.client()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	cs, err := d.consumer(c, pulsar.ConsumerOptions{Topic: "partitioned-wide", SubscriptionName: "wide-sub", Type: pulsar.Shared})
+	if err != nil {
+		return err
+	}
+	p, err := d.producer(c, pulsar.ProducerOptions{Topic: "partitioned-wide", DisableBatching: true})
+	if err != nil {
+		return err
+	}
+	const n = 48
+	err = d.sendAsync(ctx, p, n, func(i int) *pulsar.ProducerMessage {
+		return &pulsar.ProducerMessage{Payload: []byte("wide " + strconv.Itoa(i)), Key: "key-" + strconv.Itoa(i)}
+	})
+	if err != nil {
+		return err
+	}
+	parts := map[string]bool{}
+	err = d.receive(ctx, cs, n, func(m pulsar.Message) error {
+		parts[m.Topic()] = true
+		return d.ack(cs, m)
+	})
+	if err != nil {
+		return err
+	}
+	if len(parts) < 8 {
+		d.failf("concurrent: messages came from %d partitions, want at least 8", len(parts))
+	}
+	p.Close()
+	cs.Close()
+	d.expectCounts(n, n, n)
+	d.outcome("concurrent-16-partitions")
+	return nil
+}

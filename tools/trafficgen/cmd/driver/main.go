@@ -23,7 +23,7 @@ import (
 )
 
 // scenarioList names the scenarios the driver knows.
-const scenarioList = "basic, batching-compression, chunking, partitioned, subscriptions, errors, many, any, auth, encryption, bulk; variants of basic for diff tests: basic-batching, basic-lz4, basic-extra, basic-producer-error, basic-slow-lookup"
+const scenarioList = "basic, batching-compression, chunking, partitioned, subscriptions, errors, many, any, auth, encryption, concurrent, bulk; variants of basic for diff tests: basic-batching, basic-lz4, basic-extra, basic-producer-error, basic-slow-lookup"
 
 func main() {
 	url := flag.String("url", "pulsar://127.0.0.1:6650", "broker service URL")
@@ -150,6 +150,8 @@ func (d *driver) run(ctx context.Context, scenario string, timeout time.Duration
 		return d.bulk(ctx)
 	case "encryption":
 		return d.encryption(ctx)
+	case "concurrent":
+		return d.concurrent(ctx)
 	case "auth":
 		return d.auth(ctx)
 	case "basic-batching", "basic-lz4", "basic-extra", "basic-producer-error", "basic-slow-lookup":

@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// brokerPair is one request and its response by their numbers among the
+// frames of their direction of the connection from Client (1-based), as
+// the lab's broker logs them (expect.json "pairs").
+type brokerPair struct {
+	Client   string `json:"client"`
+	Request  int    `json:"request"`
+	Response int    `json:"response"`
+}
+
+// TestPairsAsBrokerLogged: on every lab capture whose broker logged which
+// frame answers which, every response pulsarscope pairs is paired with the
+// request the broker answered with it, no more and no fewer, in one pass
+// and in two.
+func TestPairsAsBrokerLogged(t *testing.T) {
+	paths, _ := filepath.Glob("../testdata/pcaps/*.expect.json")
+	checked := 0
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var exp struct {
+			File  string       `json:"file"`
+			Pairs []brokerPair `json:"pairs"`
+		}
+		if err := json.Unmarshal(b, &exp); err != nil {
+			t.Fatal(err)
+		}
+		if len(exp.Pairs) == 0 {
+			continue
+		}
+		want := map[brokerPair]bool{}
+		for _, pr := range exp.Pairs {
+			want[pr] = true
+		}
+		for _, pass := range [][]string{nil, {"-2"}} {
+			args := append(append([]string{"read", "-o", "json"}, pass...), filepath.Join("../testdata/pcaps", exp.File))
+			out, errOut, code := run(t, args...)
+			if code != ExitOK {
+				t.Fatalf("%v: exit %d: %s", args, code, errOut)
+			}
+			got := pairsOf(t, out)
+			var missing, extra []string
+			for pr := range want {
+				if !got[pr] {
+					missing = append(missing, pairString(pr))
+				}
+			}
+			for pr := range got {
+				if !want[pr] {
+					extra = append(extra, pairString(pr))
+				}
+			}
+			sort.Strings(missing)
+			sort.Strings(extra)
+			if len(missing)+len(extra) > 0 {
+				t.Errorf("%s %v: %d of %d logged pairs found; missing %v; not logged %v", exp.File, pass, len(want)-len(missing), len(want), missing, extra)
+			}
+		}
+		checked++
+	}
+	if checked < 2 {
+		t.Fatalf("only %d captures with the broker's pairs", checked)
+	}
+}
+
+// pairsOf returns the request→response pairs of a 'read -o json' output
+// (the "request" link of broker→client frames) as brokerPairs: frames
+// numbered per connection (by client address) and direction.
+func pairsOf(t *testing.T, out string) map[brokerPair]bool {
+	type where struct {
+		client string
+		index  int
+	}
+	byN := map[int]where{}
+	count := map[string]int{} // client+dir → frames so far
+	got := map[brokerPair]bool{}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var r struct {
+			N       int    `json:"n"`
+			Event   string `json:"event"`
+			Src     string `json:"src"`
+			Dst     string `json:"dst"`
+			Dir     string `json:"dir"`
+			Request *struct {
+				N int `json:"n"`
+			} `json:"request"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Event != "" || r.N == 0 {
+			continue
+		}
+		client := r.Src
+		if r.Dir == "s2c" {
+			client = r.Dst
+		}
+		count[client+r.Dir]++
+		byN[r.N] = where{client, count[client+r.Dir]}
+		if r.Dir == "s2c" && r.Request != nil {
+			req, ok := byN[r.Request.N]
+			if !ok || req.client != client {
+				t.Fatalf("frame %d answers frame %d, not a frame of its connection seen before", r.N, r.Request.N)
+			}
+			got[brokerPair{Client: client, Request: req.index, Response: count[client+r.Dir]}] = true
+		}
+	}
+	return got
+}
+
+func pairString(p brokerPair) string {
+	return p.Client + ":" + itoa(p.Request) + "→" + itoa(p.Response)
+}
