@@ -231,6 +231,13 @@ func (p *ParallelStreamDecoder) Gap(c *reassembly.Conn, d reassembly.Dir, n int6
 	p.StreamDecoder.Gap(c, d, n, ts)
 }
 
+// OutOfWindow is StreamDecoder.OutOfWindow, under p.mu.
+func (p *ParallelStreamDecoder) OutOfWindow(c *reassembly.Conn, d reassembly.Dir, n int, ts time.Time) {
+	p.lock()
+	defer p.unlock()
+	p.StreamDecoder.OutOfWindow(c, d, n, ts)
+}
+
 // GapWithReason is StreamDecoder.GapWithReason, under p.mu.
 func (p *ParallelStreamDecoder) GapWithReason(c *reassembly.Conn, d reassembly.Dir, n int64, reason reassembly.GapReason, ts time.Time) {
 	p.lock()

@@ -25,8 +25,11 @@ const (
 	CodeDecompressionLimit       = "decompression-limit"
 	CodeTruncatedFrame           = "truncated-frame"
 	CodeBytesLost                = "bytes-lost"
-	CodeBytesSkipped             = "bytes-skipped"
-	CodeDecoderPanic             = "decoder-panic"
+	// CodeSegmentOutOfWindow: a TCP segment whose sequence number lies more
+	// than 2^30 bytes from the next expected byte, ignored.
+	CodeSegmentOutOfWindow = "segment-out-of-window"
+	CodeBytesSkipped       = "bytes-skipped"
+	CodeDecoderPanic       = "decoder-panic"
 )
 
 // AllCodes lists every problem code the package can emit, in doc order.
@@ -38,7 +41,7 @@ func AllCodes() []string {
 		CodeMissingPayload, CodeTrailingBytes, CodeBatchCountMismatch,
 		CodeBatchMalformed, CodeUnknownCompression, CodeUncompressedSizeMismatch,
 		CodeDecompressionFailed, CodeDecompressionLimit, CodeTruncatedFrame,
-		CodeBytesLost, CodeBytesSkipped, CodeDecoderPanic,
+		CodeBytesLost, CodeSegmentOutOfWindow, CodeBytesSkipped, CodeDecoderPanic,
 	}
 }
 

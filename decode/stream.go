@@ -204,6 +204,19 @@ func (sd *StreamDecoder) rescue(st *stream, ts time.Time) {
 	sd.endRun(st, ts)
 }
 
+// OutOfWindow reports a segment the reassembler ignored, its sequence
+// number far outside any window (reassembly.OutOfWindowHandler): an event
+// with a segment-out-of-window problem; the stream and its accounting are
+// unchanged.
+func (sd *StreamDecoder) OutOfWindow(c *reassembly.Conn, d reassembly.Dir, n int, ts time.Time) {
+	st := sd.stream(c, d, ts)
+	e := sd.event(EventOutOfWindow, st, ts)
+	e.Bytes = int64(n)
+	e.Detail = fmt.Sprintf("segment of %d bytes ignored: its sequence number is more than 2^30 bytes from the next expected byte (offset %d)", n, st.offset)
+	e.Problems = append(e.Problems, Problem{Code: CodeSegmentOutOfWindow, Detail: e.Detail})
+	sd.toSink(nil, e)
+}
+
 // Gap records n missing bytes of one direction: what was buffered is
 // skipped, a gap event emitted, and the stream resynchronised after it.
 func (sd *StreamDecoder) Gap(c *reassembly.Conn, d reassembly.Dir, n int64, ts time.Time) {

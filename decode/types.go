@@ -108,6 +108,9 @@ const (
 	EventSkipped   EventKind = "skipped"   // Bytes skipped while resynchronising
 	EventTruncated EventKind = "truncated" // stream ended inside a frame: Bytes left over
 	EventTLS       EventKind = "tls"       // connection on a TLS port, not decodable
+	// EventOutOfWindow: a segment of Bytes ignored, its sequence number far
+	// outside any TCP window (not part of the stream, not in its accounting)
+	EventOutOfWindow EventKind = "out-of-window"
 )
 
 // Event is a stream event. Events and frames are emitted in one ordered sequence.

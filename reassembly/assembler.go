@@ -36,6 +36,10 @@ type Stats struct {
 	// byte (duplicates); Overlaps segments partly before it; OutOfOrder
 	// segments ahead of it (buffered until the missing bytes arrive).
 	Retransmissions, Overlaps, OutOfOrder int64
+	// OutOfWindow counts segments ignored because their sequence number
+	// lies more than 2^30 bytes from the next expected byte
+	// (OutOfWindowHandler).
+	OutOfWindow int64
 	// Evictions counts connections closed by the table limit;
 	// BufferLimitHits the gaps forced by the buffer limits; IdleCloses the
 	// connections closed by IdleTimeout.

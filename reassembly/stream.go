@@ -182,6 +182,13 @@ func (s *stream) Accept(tcp *layers.TCP, _ gopacket.CaptureInfo, dir gpr.TCPFlow
 		return true
 	}
 	if n := len(tcp.Payload); n > 0 {
+		if far := int32(tcp.Seq - uint32(nextSeq)); far > maxWindow || far < -maxWindow {
+			a.stats.OutOfWindow++
+			if h, ok := a.h.(OutOfWindowHandler); ok {
+				h.OutOfWindow(&s.conn, d, n, a.ts)
+			}
+			return false
+		}
 		seq := gpr.Sequence(tcp.Seq)
 		switch diff := nextSeq.Difference(seq); {
 		case diff > 0:
@@ -194,6 +201,11 @@ func (s *stream) Accept(tcp *layers.TCP, _ gopacket.CaptureInfo, dir gpr.TCPFlow
 	}
 	return true
 }
+
+// maxWindow is the largest TCP window (2^30 bytes, with window scaling):
+// a segment farther than that from the next expected byte is no part of the
+// stream.
+const maxWindow = 1 << 30
 
 // noteAck watches direction d's acknowledgements: when they have moved on
 // by more than a SYN and a FIN while not one segment of the other

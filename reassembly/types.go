@@ -139,6 +139,16 @@ func (r GapReason) String() string {
 	return "not captured"
 }
 
+// OutOfWindowHandler is an optional interface of a Handler that wants to
+// know of segments the reassembler ignored because their sequence number
+// lies far outside any TCP window (more than 2^30 bytes before or after
+// the next expected byte: a forged or corrupted segment, never data of the
+// stream); n is the segment's payload length. Without it they are only
+// counted (Stats.OutOfWindow).
+type OutOfWindowHandler interface {
+	OutOfWindow(c *Conn, d Dir, n int, ts time.Time)
+}
+
 // GapReasonHandler is an optional interface of a Handler that wants to
 // know why bytes are missing: the reassembler then calls GapWithReason
 // instead of Gap.
