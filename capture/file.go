@@ -156,7 +156,8 @@ func newFileReader(name string, r io.Reader, closer io.Closer, pcapgoRecords boo
 	fr := &fileRaw{closer: closer, gz: gz, ra: ra}
 	switch {
 	case string(head) == string(magicPcapng):
-		ng, err := pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{WantMixedLinkType: true})
+		fr.blocks = newNgBlockFilter(br)
+		ng, err := pcapgo.NewNgReader(fr.blocks, pcapgo.NgReaderOptions{WantMixedLinkType: true})
 		if err != nil {
 			return fail(headerError("pcapng", err))
 		}
@@ -237,6 +238,7 @@ type fileRaw struct {
 	pcap   *pcapReader
 	pcapgo *pcapgo.Reader // instead of pcap, for tests only (newFileReader)
 	ng     *pcapgo.NgReader
+	blocks *ngBlockFilter // under ng: packet blocks left out
 	lt     layers.LinkType
 	gz     *gzip.Reader
 	ra     *readAhead

@@ -69,6 +69,11 @@ type Stats struct {
 	UnknownLinkType int64
 	// TruncatedFile is set when the input ended in the middle of a record.
 	TruncatedFile bool
+	// SkippedBlocks counts pcapng packet blocks left out because their
+	// captured length claims more bytes than the block holds (reading goes
+	// on with the next block); FirstSkippedBlock is the file offset of the
+	// first (when SkippedBlocks > 0).
+	SkippedBlocks, FirstSkippedBlock int64
 }
 
 // Source reads TCP segments from a RawSource. It is not safe for
@@ -93,7 +98,14 @@ func NewSource(name string, raw RawSource) *Source {
 func (s *Source) Name() string { return s.name }
 
 // Stats returns the counters so far.
-func (s *Source) Stats() Stats { return s.stats }
+func (s *Source) Stats() Stats {
+	st := s.stats
+	if f, ok := s.raw.(*fileRaw); ok && f.blocks != nil {
+		st.SkippedBlocks = f.blocks.Skipped
+		st.FirstSkippedBlock = max(0, f.blocks.FirstSkipped)
+	}
+	return st
+}
 
 // ReadBuffers returns the buffers the payloads of the packets Next returns
 // lie in, when they may be held past the next call (classic pcap files);

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/binary"
+	"strings"
 	"testing"
 )
 
@@ -63,4 +64,41 @@ func hex32(v uint32) string {
 		b[10-i] = digits[v>>(4*i)&0xf]
 	}
 	return string(b)
+}
+
+// TestPcapngImplausibleBlock: a pcapng packet block whose captured length
+// claims 2 GiB while the block holds one packet (here the handshake's last
+// ACK) is left out and named, and reading goes on with the next block:
+// every frame of the conversation decoded, exit 0.
+func TestPcapngImplausibleBlock(t *testing.T) {
+	v, fr := baseConv(t, 1000)
+	v.rest(fr)
+	v.fin()
+	ng := writePcapng(t, v.recs)
+	le := binary.LittleEndian
+	// Walk the blocks to the third packet block (EPB, type 6).
+	off, epbs, at := 0, 0, -1
+	for off+8 <= len(ng) {
+		typ, n := le.Uint32(ng[off:]), int(le.Uint32(ng[off+4:]))
+		if typ == 6 {
+			if epbs++; epbs == 3 {
+				at = off
+				break
+			}
+		}
+		off += n
+	}
+	if at < 0 {
+		t.Fatal("no third packet block")
+	}
+	le.PutUint32(ng[at+20:], 0x7ffffff0) // captured length
+	name := writeTemp(t, "implausible.pcapng", ng)
+	code, out, stderr, mem := runMain(t, []string{"read", "-o", "json", name}, "\n{\"n\":")
+	checkRun(t, code, ExitOK, out, mem)
+	if out.found["\n{\"n\":"] != realFrameCount(fr) {
+		t.Errorf("%d frames, want %d", out.found["\n{\"n\":"], realFrameCount(fr))
+	}
+	if want := "1 pcapng packet block(s) skipped, the first at byte " + itoa(at); !strings.Contains(stderr, want) {
+		t.Errorf("stderr %q lacks %q", stderr, want)
+	}
 }

@@ -142,6 +142,9 @@ func runFile(ctx context.Context, e *env, name string, pc pipelineConfig, sink d
 	}
 	defer src.Close()
 	res, err := runSource(ctx, src, pc, sink)
+	if n := res.capture.SkippedBlocks; n > 0 {
+		fmt.Fprintf(e.stderr, "pulsarscope: warning: %s: %d pcapng packet block(s) skipped, the first at byte %d: the captured length is larger than the block; reading went on with the next block\n", render.Safe(name), n, res.capture.FirstSkippedBlock)
+	}
 	if n := res.capture.FragmentsLost; n > 0 {
 		fmt.Fprintf(e.stderr, "pulsarscope: warning: %s: %d IP fragment datagram(s) could not be put back together (IPv6, incomplete, or contradicting); the TCP bytes they carried are reported as missing\n", render.Safe(name), n)
 	}
