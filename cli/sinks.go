@@ -33,7 +33,7 @@ type quietSink struct {
 // FrameInfo counts a frame and its decode and conformance problems.
 func (q *quietSink) FrameInfo(f *decode.Frame, info *track.Info) {
 	q.frames++
-	q.bytes += int64(f.Size)
+	q.bytes += int64(f.Size - f.Missing)
 	for _, p := range f.Problems {
 		q.problems[p.Code]++
 	}

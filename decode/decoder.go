@@ -312,6 +312,73 @@ func (d *Decoder) Decode(raw []byte) (f *Frame) {
 	return f
 }
 
+// DecodeDamaged decodes the start of a frame, raw (its header, its command
+// and maybe part of what follows), of which the next lost bytes were not
+// captured: the frame's sizes, type and command, and a bytes-lost problem
+// naming it ("SEND producer_id 11 sequence_id 0: 47616 of 307294 bytes not
+// captured"); nothing after the command is decoded. Frame.Raw, with
+// KeepRaw, holds the captured bytes only.
+func (d *Decoder) DecodeDamaged(raw []byte, lost int64) (f *Frame) {
+	if d.opts.Retain {
+		f = new(Frame)
+	} else {
+		f = &d.fb.frame
+		f.reset()
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			f.addProblem(CodeDecoderPanic, "%v: %s", r, firstLines(debug.Stack(), 12))
+		}
+	}()
+	if len(raw) < 8 {
+		f.Size = len(raw)
+		f.addProblem(CodeBytesLost, "%d bytes of a frame, then %d not captured", len(raw), lost)
+		return f
+	}
+	if d.opts.Retain {
+		raw = append([]byte(nil), raw...)
+	}
+	if d.opts.KeepRaw {
+		f.Raw = raw
+	}
+	f.TotalSize, f.CommandSize = be32(raw), be32(raw[4:])
+	f.Size = int(f.TotalSize) + 4
+	f.region(RegionTotalSize, 0, 4)
+	f.region(RegionCommandSize, 4, 8)
+	if end := 8 + int(f.CommandSize); f.CommandSize >= minCommandSize && end <= len(raw) {
+		f.region(RegionCommand, 8, end)
+		d.decodeCommand(f, raw[8:end], raw[8:end])
+	}
+	f.Missing = max(0, f.Size-len(raw))
+	f.addProblem(CodeBytesLost, "%s: %d of %d bytes not captured (from byte %d of the frame)", frameIDs(f), lost, f.Size, len(raw))
+	return f
+}
+
+// frameIDs names a frame by its type and the ids its command carries.
+func frameIDs(f *Frame) string {
+	s := typeName(f.Type)
+	if f.Command == nil {
+		return s
+	}
+	var sub protoreflect.Message
+	f.Command.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if fd.Kind() == protoreflect.MessageKind && !fd.IsList() {
+			sub = v.Message()
+			return false
+		}
+		return true
+	})
+	if sub == nil {
+		return s
+	}
+	for _, name := range []protoreflect.Name{"producer_id", "consumer_id", "sequence_id", "request_id"} {
+		if fd := sub.Descriptor().Fields().ByName(name); fd != nil && sub.Has(fd) {
+			s += fmt.Sprintf(" %s %d", name, sub.Get(fd).Uint())
+		}
+	}
+	return s
+}
+
 func firstLines(b []byte, n int) string {
 	lines := strings.SplitN(string(b), "\n", n+1)
 	if len(lines) > n {

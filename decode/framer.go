@@ -100,16 +100,27 @@ func (sd *StreamDecoder) fill(st *stream, data []byte, ts time.Time) []byte {
 // emit decodes one whole frame and hands it to the sink (or, in a
 // ParallelStreamDecoder, queues it for decoding).
 func (sd *StreamDecoder) emit(st *stream, raw []byte, ts time.Time) {
+	sd.emitLost(st, raw, 0, ts)
+}
+
+// emitLost is emit of a frame of which lost bytes after raw were not
+// captured (lost > 0: Decoder.DecodeDamaged); raw's bytes are in frames.
+func (sd *StreamDecoder) emitLost(st *stream, raw []byte, lost int64, ts time.Time) {
 	sd.n++
 	off := st.offset
 	st.offset += int64(len(raw))
 	st.stats.InFrames += int64(len(raw))
 	st.stats.Frames++
 	if sd.par != nil {
-		sd.par.frame(raw, sd.n, ts, st.conn, st.dir, off)
+		sd.par.frame(raw, lost, sd.n, ts, st.conn, st.dir, off)
 		return
 	}
-	f := sd.dec.Decode(raw)
+	var f *Frame
+	if lost > 0 {
+		f = sd.dec.DecodeDamaged(raw, lost)
+	} else {
+		f = sd.dec.Decode(raw)
+	}
 	f.N, f.Time, f.Conn, f.Dir, f.Offset = sd.n, ts, st.conn, st.dir, off
 	sd.toSink(f, nil)
 }

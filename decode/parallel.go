@@ -114,6 +114,7 @@ type pitem struct {
 	conn       *reassembly.Conn
 	dir        reassembly.Dir
 	offset     int64
+	lost       int64  // > 0: a damaged frame, of which this many bytes were not captured
 	f          *Frame // decoded
 	deferred   bool   // too big to hold: decode at delivery
 	ev         Event  // an event (a copy unless Retain)
@@ -288,13 +289,13 @@ func (p *ParallelStreamDecoder) SetKeeper(k Keeper) {
 }
 
 // frame queues a whole frame (called by StreamDecoder.emit, under p.mu).
-func (p *ParallelStreamDecoder) frame(raw []byte, n int, ts time.Time, c *reassembly.Conn, d reassembly.Dir, off int64) {
+func (p *ParallelStreamDecoder) frame(raw []byte, lost int64, n int, ts time.Time, c *reassembly.Conn, d reassembly.Dir, off int64) {
 	if p.cur != nil && p.cur.size > 0 && p.cur.size+len(raw) > p.maxRaw {
 		p.flushLocked()
 	}
 	it := p.item()
 	b := p.cur
-	it.frame, it.n, it.ts, it.conn, it.dir, it.offset = true, n, ts, c, d, off
+	it.frame, it.n, it.ts, it.conn, it.dir, it.offset, it.lost = true, n, ts, c, d, off, lost
 	if id, ok := p.own(raw); ok {
 		if k := len(b.held); k == 0 || b.held[k-1] != id {
 			p.keeper.Hold(id)
@@ -585,7 +586,12 @@ func (p *ParallelStreamDecoder) deliverEvent(it *pitem) {
 
 // decode decodes frame item it with dec.
 func (b *pbatch) decode(dec *Decoder, it *pitem) *Frame {
-	f := dec.Decode(b.bytes(it))
+	var f *Frame
+	if it.lost > 0 {
+		f = dec.DecodeDamaged(b.bytes(it), it.lost)
+	} else {
+		f = dec.Decode(b.bytes(it))
+	}
 	f.N, f.Time, f.Conn, f.Dir, f.Offset = it.n, it.ts, it.conn, it.dir, it.offset
 	return f
 }

@@ -245,6 +245,16 @@ func (sd *StreamDecoder) GapWithReason(c *reassembly.Conn, d reassembly.Dir, n i
 		}
 		st.drop(len(st.buf))
 		sd.endRun(st, ts)
+	case damagedFrame(st.buf, sd.opts.MaxFrameSize):
+		// Its header and command were captured: the frame is named, with
+		// the bytes the gap took from it; the rest of it after the gap is
+		// skipped.
+		rest := int64(be32(st.buf)) + 4 - int64(len(st.buf))
+		if rest > n {
+			skipAhead = rest - n
+		}
+		sd.emitLost(st, st.buf, min(rest, n), ts)
+		st.buf = st.buf[:0]
 	case len(st.buf) > 0:
 		if len(st.buf) >= 4 {
 			if rest := int64(be32(st.buf)) + 4 - int64(len(st.buf)); rest > n {
@@ -275,6 +285,16 @@ func (sd *StreamDecoder) GapWithReason(c *reassembly.Conn, d reassembly.Dir, n i
 	}
 	st.enterResync(nil, 0, why)
 	st.skipAhead = skipAhead
+}
+
+// damagedFrame reports whether buf, the start of a frame cut by a gap,
+// holds its whole header and command (which the header says are plausible).
+func damagedFrame(buf []byte, maxFrameSize int) bool {
+	if len(buf) < 8 || headerProblem(buf, maxFrameSize) != nil {
+		return false
+	}
+	cmd := int64(be32(buf[4:]))
+	return cmd >= minCommandSize && 8+cmd <= int64(len(buf)) && 8+cmd <= int64(be32(buf))+4
 }
 
 // Close flushes both directions of a connection (truncated or skipped

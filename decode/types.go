@@ -57,7 +57,12 @@ type Frame struct {
 	// (direction of the connection), counting from the first byte seen.
 	Offset int64
 	// Size is the frame's length on the wire: 4 + TotalSize.
-	Size        int
+	Size int
+	// Missing is how many of the frame's Size bytes are not in this record:
+	// a frame cut by a gap (problem bytes-lost) holds only the bytes before
+	// it; 0 for a whole frame. Size - Missing bytes are in the stream's
+	// in_frames accounting.
+	Missing int
 	TotalSize   uint32
 	CommandSize uint32
 

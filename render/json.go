@@ -193,6 +193,10 @@ func (j *JSON) FrameInfo(f *decode.Frame, info *track.Info) {
 	b = appendString(b, f.Type.String())
 	b = appendKey(b, "size")
 	b = strconv.AppendInt(b, int64(f.Size), 10)
+	if f.Missing > 0 {
+		b = appendKey(b, "missing")
+		b = strconv.AppendInt(b, int64(f.Missing), 10)
+	}
 	if sub := RedactedSub(f.Command, j.opts.ShowSecrets); sub != nil {
 		b = appendKey(b, "command")
 		b = j.appendProto(b, sub)

@@ -37,6 +37,9 @@ func (c *collector) Frame(f *decode.Frame, info *track.Info) {
 	if f.Dir != 0 {
 		r.flags |= flagS2C
 	}
+	if f.Missing > 0 {
+		r.flags |= flagDamaged
+	}
 	if len(f.Raw) > 0 {
 		r.spill = x.store.append(f.Raw)
 		r.size = uint32(len(f.Raw))

@@ -55,7 +55,12 @@ func (m *Model) buildDetail(i int) *detail {
 	}
 	opts := m.s.decOpts
 	opts.Retain = true
-	f := decode.Decode(raw, opts)
+	var f *decode.Frame
+	if r.flags&flagDamaged != 0 { // its start only: sizes and command
+		f = decode.NewDecoder(opts).DecodeDamaged(raw, 0)
+	} else {
+		f = decode.Decode(raw, opts)
+	}
 	f.N, f.Time, f.Dir, f.Offset = i+1, time.Unix(0, r.time), r.dir(), r.offset
 	f.Problems = m.x.problemsOf(i)
 	if r.flags&flagNoRaw != 0 {

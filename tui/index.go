@@ -17,6 +17,7 @@ const (
 	flagRequest                    // the pair is this frame's response
 	flagResponse                   // the pair is this frame's request
 	flagNoRaw                      // no bytes were kept (frame too large)
+	flagDamaged                    // the bytes kept are the start of a frame cut by a gap
 )
 
 // row is the index entry of one frame: 64 bytes, everything the timeline
