@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -165,6 +166,110 @@ func checkAccountingIndependent(t *testing.T, f string) {
 	for key, g := range got {
 		if g != want[key] {
 			t.Errorf("%s: %s: pulsarscope saw %d payload bytes, the capture holds %d", filepath.Base(f), key, g, want[key])
+		}
+	}
+}
+
+// segmentTimes returns, per direction key ("src>dst"), the captured
+// segments' payload ranges relative to the direction's first sequence
+// number (after the SYN) and their capture times, read with pcapgo.
+func segmentTimes(tb testing.TB, path string) map[string][]segTime {
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	r, err := pcapgo.NewReader(f)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	base := map[string]uint32{}
+	out := map[string][]segTime{}
+	for {
+		data, ci, err := r.ReadPacketData()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+		p := gopacket.NewPacket(data, r.LinkType(), gopacket.NoCopy)
+		tcp, ok := p.TransportLayer().(*layers.TCP)
+		if !ok || p.NetworkLayer() == nil {
+			continue
+		}
+		src, dst := p.NetworkLayer().NetworkFlow().Endpoints()
+		sa, _ := netip.AddrFromSlice(src.Raw())
+		da, _ := netip.AddrFromSlice(dst.Raw())
+		key := netip.AddrPortFrom(sa.Unmap(), uint16(tcp.SrcPort)).String() + ">" + netip.AddrPortFrom(da.Unmap(), uint16(tcp.DstPort)).String()
+		seq := tcp.Seq
+		if tcp.SYN {
+			seq++
+		}
+		if _, ok := base[key]; !ok {
+			base[key] = seq
+		}
+		if n := len(tcp.Payload); n > 0 {
+			start := int64(seq - base[key])
+			out[key] = append(out[key], segTime{start, start + int64(n), ci.Timestamp.UnixNano()})
+		}
+	}
+	return out
+}
+
+type segTime struct {
+	start, end int64
+	ts         int64 // ns
+}
+
+// TestFrameTimesAfterLoss: in the captures with a lost segment, every
+// frame carries the capture time of the packet that brought its last byte
+// (the first copy of it), found with pcapgo alone: frames after the hole
+// keep their own packets' times, not the time the hole was given up.
+func TestFrameTimesAfterLoss(t *testing.T) {
+	files, _ := filepath.Glob("../testdata/pcaps/*-drop.pcap")
+	if len(files) < 2 {
+		t.Fatalf("only %d drop captures", len(files))
+	}
+	for _, f := range files {
+		segs := segmentTimes(t, f)
+		out, errOut, code := run(t, "read", "-o", "json", "--port", "16650", f)
+		if code != ExitOK {
+			t.Fatalf("%s: exit %d: %s", f, code, errOut)
+		}
+		sc := bufio.NewScanner(strings.NewReader(out))
+		sc.Buffer(nil, 1<<24)
+		checked := 0
+		for sc.Scan() {
+			var r struct {
+				N      int       `json:"n"`
+				Ts     time.Time `json:"ts"`
+				Src    string    `json:"src"`
+				Dst    string    `json:"dst"`
+				Offset int64     `json:"offset"`
+				Size   int64     `json:"size"`
+			}
+			if json.Unmarshal(sc.Bytes(), &r) != nil || r.N == 0 {
+				continue
+			}
+			last := r.Offset + r.Size - 1
+			var want int64 = -1
+			for _, s := range segs[r.Src+">"+r.Dst] {
+				if s.start <= last && last < s.end {
+					want = s.ts
+					break
+				}
+			}
+			if want < 0 {
+				t.Fatalf("%s: frame %d: no captured segment holds byte %d", filepath.Base(f), r.N, last)
+			}
+			if r.Ts.UnixNano() != want {
+				t.Errorf("%s: frame %d at %s, its last byte came at %s", filepath.Base(f), r.N, r.Ts.Format(time.RFC3339Nano), time.Unix(0, want).UTC().Format(time.RFC3339Nano))
+			}
+			checked++
+		}
+		if checked < 50 {
+			t.Errorf("%s: only %d frames checked", f, checked)
 		}
 	}
 }

@@ -62,7 +62,7 @@ type Frame struct {
 	// a frame cut by a gap (problem bytes-lost) holds only the bytes before
 	// it; 0 for a whole frame. Size - Missing bytes are in the stream's
 	// in_frames accounting.
-	Missing int
+	Missing     int
 	TotalSize   uint32
 	CommandSize uint32
 

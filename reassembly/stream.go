@@ -39,7 +39,13 @@ type stream struct {
 	// SYN and FIN show that the other direction sent data.
 	firstAck [2]uint32
 	hasAck   [2]bool
-	rst      bool
+	// queued, by Dir: where the segments that came ahead of the next
+	// expected byte start in the stream, and when they were captured, so
+	// that their bytes are delivered at their own packets' times when they
+	// are delivered late (after a hole is filled or given up). Bounded by
+	// maxQueuedTimes; in stream order.
+	queued [2][]queuedSeg
+	rst    bool
 	// off is the stream offset (bytes delivered plus gaps) by Dir; holes
 	// are ranges of stream offsets not captured (snaplen), in order.
 	off   [2]int64
@@ -193,6 +199,7 @@ func (s *stream) Accept(tcp *layers.TCP, _ gopacket.CaptureInfo, dir gpr.TCPFlow
 		switch diff := nextSeq.Difference(seq); {
 		case diff > 0:
 			a.stats.OutOfOrder++
+			s.noteQueued(d, s.off[d]+int64(diff), s.off[d]+int64(diff)+int64(n), a.ts)
 		case diff < 0 && nextSeq.Difference(seq.Add(n)) <= 0:
 			a.stats.Retransmissions++
 		case diff < 0:
@@ -352,15 +359,36 @@ func (s *stream) ReassembledSG(sg gpr.ScatterGather, _ gpr.AssemblerContext) {
 	}
 	if n, _ := sg.Lengths(); n > 0 {
 		s.conn.Payload[d] += int64(n)
+		data := sg.Fetch(n)
 		if s.tls {
 			a.stats.TLSBytes += int64(n)
 			s.off[d] += int64(n)
-		} else if len(s.holes[d]) == 0 {
-			a.stats.BytesDelivered += int64(n)
-			a.h.Data(&s.conn, d, sg.Fetch(n), ts)
-			s.off[d] += int64(n)
-		} else {
-			s.deliver(d, sg.Fetch(n), ts)
+		}
+		// Bytes of segments that came ahead of a hole given up (a gap, or
+		// a flush): each at its own packet's capture time, as if the hole
+		// had been declared when they came. A hole filled by the current
+		// packet (a retransmission) makes everything after it available
+		// now: ts.
+		late := skip > 0 || a.flushing != 0
+		for !s.tls && len(data) > 0 {
+			q := s.queued[d]
+			for len(q) > 0 && q[0].end <= s.off[d] {
+				q = q[1:]
+			}
+			s.queued[d] = q
+			k, t := int64(len(data)), ts
+			if len(q) > 0 {
+				if q[0].off <= s.off[d] {
+					k = min(k, q[0].end-s.off[d])
+					if late {
+						t = q[0].ts
+					}
+				} else {
+					k = min(k, q[0].off-s.off[d])
+				}
+			}
+			s.deliverPart(d, data[:k], t)
+			data = data[k:]
 		}
 	}
 	if end && a.flushing == 0 && a.cur != nil && a.cur.RST {
@@ -368,6 +396,50 @@ func (s *stream) ReassembledSG(sg gpr.ScatterGather, _ gpr.AssemblerContext) {
 		s.rst = true
 		s.close(CloseRST, ts)
 	}
+}
+
+// queuedSeg is where a segment that came ahead of the next expected byte
+// starts in its stream, and its capture time.
+type queuedSeg struct {
+	off, end int64
+	ts       time.Time
+}
+
+// maxQueuedTimes bounds the queued segments whose times a direction keeps
+// (beyond it, the latest are not kept: their bytes take the time of the
+// packet before them).
+const maxQueuedTimes = 4096
+
+// noteQueued records that a segment holding stream offsets [off, end), ahead
+// of the next expected byte, was captured at ts.
+func (s *stream) noteQueued(d Dir, off, end int64, ts time.Time) {
+	q := s.queued[d]
+	if len(q) >= maxQueuedTimes {
+		return
+	}
+	i := len(q)
+	for i > 0 && q[i-1].off > off {
+		i--
+	}
+	if i > 0 && q[i-1].off == off { // a retransmission of a queued segment
+		return
+	}
+	q = append(q, queuedSeg{})
+	copy(q[i+1:], q[i:])
+	q[i] = queuedSeg{off, end, ts}
+	s.queued[d] = q
+}
+
+// deliverPart hands bytes of direction d to the Handler, as Data, or
+// through deliver when holes (snap length) lie ahead.
+func (s *stream) deliverPart(d Dir, data []byte, ts time.Time) {
+	if len(s.holes[d]) == 0 {
+		s.a.stats.BytesDelivered += int64(len(data))
+		s.a.h.Data(&s.conn, d, data, ts)
+		s.off[d] += int64(len(data))
+		return
+	}
+	s.deliver(d, data, ts)
 }
 
 // ReassemblyComplete implements gopacket's reassembly.Stream: both
