@@ -297,19 +297,29 @@ func Decode(raw []byte, opts Options) *Frame {
 // its byte slices alias raw and the Decoder's buffers. Decode never panics:
 // a panic inside it becomes a decoder-panic problem.
 func (d *Decoder) Decode(raw []byte) (f *Frame) {
-	if d.opts.Retain {
-		f = new(Frame)
-	} else {
-		f = &d.fb.frame
-		f.reset()
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			f.addProblem(CodeDecoderPanic, "%v: %s", r, firstLines(debug.Stack(), 12))
-		}
-	}()
+	f = d.frame()
+	defer recoverInto(f)
 	d.decode(f, raw)
 	return f
+}
+
+// frame returns the Frame to decode into: a fresh one with Retain, else the
+// Decoder's own, reset.
+func (d *Decoder) frame() *Frame {
+	if d.opts.Retain {
+		return new(Frame)
+	}
+	f := &d.fb.frame
+	f.reset()
+	return f
+}
+
+// recoverInto, deferred, turns a panic of the decoding into a
+// decoder-panic problem on f.
+func recoverInto(f *Frame) {
+	if r := recover(); r != nil {
+		f.addProblem(CodeDecoderPanic, "%v: %s", r, firstLines(debug.Stack(), 12))
+	}
 }
 
 // DecodeDamaged decodes the start of a frame, raw (its header, its command
@@ -319,17 +329,8 @@ func (d *Decoder) Decode(raw []byte) (f *Frame) {
 // captured"); nothing after the command is decoded. Frame.Raw, with
 // KeepRaw, holds the captured bytes only.
 func (d *Decoder) DecodeDamaged(raw []byte, lost int64) (f *Frame) {
-	if d.opts.Retain {
-		f = new(Frame)
-	} else {
-		f = &d.fb.frame
-		f.reset()
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			f.addProblem(CodeDecoderPanic, "%v: %s", r, firstLines(debug.Stack(), 12))
-		}
-	}()
+	f = d.frame()
+	defer recoverInto(f)
 	if len(raw) < 8 {
 		f.Size = len(raw)
 		f.addProblem(CodeBytesLost, "%d bytes of a frame, then %d not captured", len(raw), lost)
