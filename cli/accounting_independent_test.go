@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"encoding/json"
 	"io"
 	"net/netip"
@@ -17,13 +16,10 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 )
 
-// capturedPayload counts, with code that shares nothing with pulsarscope's
-// reader and reassembler (pcapgo and gopacket's layers), the TCP payload
-// bytes a capture holds per connection direction: the union of the
-// sequence ranges its segments carry (a retransmission or duplicate counted
-// once), by 4-tuple. The key is "client>server" for the direction from the
-// port-6650 side's peer to it, "server>client" for the other.
-func capturedPayload(tb testing.TB, path string) map[string]int64 {
+// eachSegment calls fn for every TCP segment of the capture at path (pcap
+// or pcapng), decoded with pcapgo and gopacket's layers alone (not the code
+// under test), with its direction as "src>dst" and its capture time.
+func eachSegment(tb testing.TB, path string, fn func(key string, tcp *layers.TCP, ts time.Time)) {
 	f, err := os.Open(path)
 	if err != nil {
 		tb.Fatal(err)
@@ -44,17 +40,10 @@ func capturedPayload(tb testing.TB, path string) map[string]int64 {
 		}
 		next, lt = r.ReadPacketData, r.LinkType()
 	}
-	type span struct{ start, end uint32 } // relative to the direction's first sequence number
-	type dir struct {
-		base   uint32
-		spans  []span
-		synned bool
-	}
-	dirs := map[string]*dir{}
 	for {
-		data, _, err := next()
+		data, ci, err := next()
 		if err == io.EOF {
-			break
+			return
 		}
 		if err != nil {
 			tb.Fatalf("%s: %v", path, err)
@@ -67,16 +56,30 @@ func capturedPayload(tb testing.TB, path string) map[string]int64 {
 		src, dst := p.NetworkLayer().NetworkFlow().Endpoints()
 		sa, _ := netip.AddrFromSlice(src.Raw())
 		da, _ := netip.AddrFromSlice(dst.Raw())
-		from := netip.AddrPortFrom(sa.Unmap(), uint16(tcp.SrcPort)).String()
-		to := netip.AddrPortFrom(da.Unmap(), uint16(tcp.DstPort)).String()
-		key := from + ">" + to
+		key := netip.AddrPortFrom(sa.Unmap(), uint16(tcp.SrcPort)).String() + ">" + netip.AddrPortFrom(da.Unmap(), uint16(tcp.DstPort)).String()
+		fn(key, tcp, ci.Timestamp)
+	}
+}
+
+// capturedPayload counts the TCP payload bytes a capture holds per
+// connection direction ("src>dst"): the union of the sequence ranges its
+// segments carry (a retransmission or duplicate counted once), with
+// eachSegment.
+func capturedPayload(tb testing.TB, path string) map[string]int64 {
+	type span struct{ start, end uint32 } // relative to the direction's first sequence number
+	type dir struct {
+		base  uint32
+		spans []span
+	}
+	dirs := map[string]*dir{}
+	eachSegment(tb, path, func(key string, tcp *layers.TCP, _ time.Time) {
 		d := dirs[key]
 		seq := tcp.Seq
 		if tcp.SYN {
 			seq++ // the SYN takes a sequence number, not a payload byte
 		}
 		if d == nil {
-			d = &dir{base: seq, synned: tcp.SYN}
+			d = &dir{base: seq}
 			dirs[key] = d
 		}
 		if n := uint32(len(tcp.Payload)); n > 0 {
@@ -90,7 +93,7 @@ func capturedPayload(tb testing.TB, path string) map[string]int64 {
 			}
 			d.spans = append(d.spans, span{s, s + n})
 		}
-	}
+	})
 	out := map[string]int64{}
 	for key, d := range dirs {
 		sort.Slice(d.spans, func(i, j int) bool { return d.spans[i].start < d.spans[j].start })
@@ -141,9 +144,7 @@ func checkAccountingIndependent(t *testing.T, f string) {
 		t.Fatalf("%s: exit %d: %s", f, code, errOut)
 	}
 	got := map[string]int64{}
-	sc := bufio.NewScanner(strings.NewReader(out))
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
+	for _, line := range ndjsonLines(out) {
 		var r struct {
 			Event      string `json:"event"`
 			Src        string `json:"src"`
@@ -152,7 +153,7 @@ func checkAccountingIndependent(t *testing.T, f string) {
 				Seen int64 `json:"seen"`
 			} `json:"accounting"`
 		}
-		if json.Unmarshal(sc.Bytes(), &r) != nil || r.Event != "close" {
+		if json.Unmarshal(line, &r) != nil || r.Event != "close" {
 			continue
 		}
 		got[r.Src+">"+r.Dst] += r.Accounting["c2s"].Seen
@@ -170,38 +171,13 @@ func checkAccountingIndependent(t *testing.T, f string) {
 	}
 }
 
-// segmentTimes returns, per direction key ("src>dst"), the captured
-// segments' payload ranges relative to the direction's first sequence
-// number (after the SYN) and their capture times, read with pcapgo.
+// segmentTimes returns, per direction ("src>dst"), the captured segments'
+// payload ranges relative to the direction's first sequence number (after
+// the SYN) and their capture times, with eachSegment.
 func segmentTimes(tb testing.TB, path string) map[string][]segTime {
-	f, err := os.Open(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	r, err := pcapgo.NewReader(f)
-	if err != nil {
-		tb.Fatal(err)
-	}
 	base := map[string]uint32{}
 	out := map[string][]segTime{}
-	for {
-		data, ci, err := r.ReadPacketData()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			tb.Fatal(err)
-		}
-		p := gopacket.NewPacket(data, r.LinkType(), gopacket.NoCopy)
-		tcp, ok := p.TransportLayer().(*layers.TCP)
-		if !ok || p.NetworkLayer() == nil {
-			continue
-		}
-		src, dst := p.NetworkLayer().NetworkFlow().Endpoints()
-		sa, _ := netip.AddrFromSlice(src.Raw())
-		da, _ := netip.AddrFromSlice(dst.Raw())
-		key := netip.AddrPortFrom(sa.Unmap(), uint16(tcp.SrcPort)).String() + ">" + netip.AddrPortFrom(da.Unmap(), uint16(tcp.DstPort)).String()
+	eachSegment(tb, path, func(key string, tcp *layers.TCP, ts time.Time) {
 		seq := tcp.Seq
 		if tcp.SYN {
 			seq++
@@ -211,9 +187,9 @@ func segmentTimes(tb testing.TB, path string) map[string][]segTime {
 		}
 		if n := len(tcp.Payload); n > 0 {
 			start := int64(seq - base[key])
-			out[key] = append(out[key], segTime{start, start + int64(n), ci.Timestamp.UnixNano()})
+			out[key] = append(out[key], segTime{start, start + int64(n), ts.UnixNano()})
 		}
-	}
+	})
 	return out
 }
 
@@ -237,10 +213,8 @@ func TestFrameTimesAfterLoss(t *testing.T) {
 		if code != ExitOK {
 			t.Fatalf("%s: exit %d: %s", f, code, errOut)
 		}
-		sc := bufio.NewScanner(strings.NewReader(out))
-		sc.Buffer(nil, 1<<24)
 		checked := 0
-		for sc.Scan() {
+		for _, line := range ndjsonLines(out) {
 			var r struct {
 				N      int       `json:"n"`
 				Ts     time.Time `json:"ts"`
@@ -249,7 +223,7 @@ func TestFrameTimesAfterLoss(t *testing.T) {
 				Offset int64     `json:"offset"`
 				Size   int64     `json:"size"`
 			}
-			if json.Unmarshal(sc.Bytes(), &r) != nil || r.N == 0 {
+			if json.Unmarshal(line, &r) != nil || r.N == 0 {
 				continue
 			}
 			last := r.Offset + r.Size - 1

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -46,9 +45,7 @@ func TestDamagedFrameNamed(t *testing.T) {
 	}
 	var sendN, receiptReq, frames int
 	var detail string
-	sc := bufio.NewScanner(strings.NewReader(out))
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
+	for _, line := range ndjsonLines(out) {
 		var r struct {
 			N       int    `json:"n"`
 			Type    string `json:"type"`
@@ -64,7 +61,7 @@ func TestDamagedFrameNamed(t *testing.T) {
 				Detail string `json:"detail"`
 			} `json:"problems"`
 		}
-		if json.Unmarshal(sc.Bytes(), &r) != nil || r.N == 0 {
+		if json.Unmarshal(line, &r) != nil || r.N == 0 {
 			continue
 		}
 		frames++

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -80,9 +79,7 @@ func TestOneDirectionCaptured(t *testing.T) {
 			}
 			got := map[string]int{}
 			closes := 0
-			sc := bufio.NewScanner(strings.NewReader(out))
-			sc.Buffer(nil, 1<<24)
-			for sc.Scan() {
+			for _, line := range ndjsonLines(out) {
 				var r struct {
 					record
 					Detail      string `json:"detail"`
@@ -90,12 +87,12 @@ func TestOneDirectionCaptured(t *testing.T) {
 						Code string `json:"code"`
 					} `json:"conformance"`
 				}
-				if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+				if err := json.Unmarshal(line, &r); err != nil {
 					t.Fatal(err)
 				}
 				for _, c := range r.Conformance {
 					if !allowed[c.Code] {
-						t.Errorf("%s %s only: %s, which the whole capture does not have: %.200s", exp.File, kept, c.Code, sc.Text())
+						t.Errorf("%s %s only: %s, which the whole capture does not have: %.200s", exp.File, kept, c.Code, string(line))
 					}
 				}
 				switch r.Event {
@@ -128,15 +125,13 @@ func TestOneDirectionCaptured(t *testing.T) {
 // conformanceCodes returns the conformance codes of a 'read -o json' output.
 func conformanceCodes(t *testing.T, out string) map[string]bool {
 	codes := map[string]bool{}
-	sc := bufio.NewScanner(strings.NewReader(out))
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
+	for _, line := range ndjsonLines(out) {
 		var r struct {
 			Conformance []struct {
 				Code string `json:"code"`
 			} `json:"conformance"`
 		}
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+		if err := json.Unmarshal(line, &r); err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range r.Conformance {

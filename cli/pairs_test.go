@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -87,9 +87,7 @@ func pairsOf(t *testing.T, out string) map[brokerPair]bool {
 	byN := map[int]where{}
 	count := map[string]int{} // client+dir → frames so far
 	got := map[brokerPair]bool{}
-	sc := bufio.NewScanner(strings.NewReader(out))
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
+	for _, line := range ndjsonLines(out) {
 		var r struct {
 			N       int    `json:"n"`
 			Event   string `json:"event"`
@@ -100,7 +98,7 @@ func pairsOf(t *testing.T, out string) map[brokerPair]bool {
 				N int `json:"n"`
 			} `json:"request"`
 		}
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+		if err := json.Unmarshal(line, &r); err != nil {
 			t.Fatal(err)
 		}
 		if r.Event != "" || r.N == 0 {
@@ -125,4 +123,9 @@ func pairsOf(t *testing.T, out string) map[brokerPair]bool {
 
 func pairString(p brokerPair) string {
 	return p.Client + ":" + itoa(p.Request) + "→" + itoa(p.Response)
+}
+
+// ndjsonLines splits an NDJSON output into its lines.
+func ndjsonLines(out string) [][]byte {
+	return bytes.Split([]byte(strings.TrimSuffix(out, "\n")), []byte("\n"))
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -26,9 +25,7 @@ func TestStatsConversationEntities(t *testing.T) {
 			t.Fatalf("%s: read: exit %d: %s", f, code, errOut)
 		}
 		want := map[int][2]map[string]bool{}
-		sc := bufio.NewScanner(strings.NewReader(out))
-		sc.Buffer(nil, 1<<24)
-		for sc.Scan() {
+		for _, line := range ndjsonLines(out) {
 			var fr struct {
 				Conn    int    `json:"conn"`
 				Type    string `json:"type"`
@@ -37,7 +34,7 @@ func TestStatsConversationEntities(t *testing.T) {
 					ConsumerID string `json:"consumer_id"`
 				} `json:"command"`
 			}
-			if json.Unmarshal(sc.Bytes(), &fr) != nil || (fr.Type != "PRODUCER" && fr.Type != "SUBSCRIBE") {
+			if json.Unmarshal(line, &fr) != nil || (fr.Type != "PRODUCER" && fr.Type != "SUBSCRIBE") {
 				continue
 			}
 			w, ok := want[fr.Conn]
