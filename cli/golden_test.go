@@ -32,8 +32,15 @@ type expectation struct {
 	ExpectProblems            []string                  `json:"expect_problems"`
 	NeedsFlags                []string                  `json:"needs_flags"`
 	Faults                    []struct {
-		NeedsFlags []string `json:"needs_flags"`
+		NeedsFlags   []string `json:"needs_flags"`
+		Kind         string   `json:"kind"`
+		Conn         int      `json:"conn"`
+		Dir          string   `json:"dir"`
+		StreamOffset int64    `json:"stream_offset"`
 	} `json:"faults"`
+	// Pairs are which frame answers which, as the lab's broker logged them
+	// (captures made since it logs them).
+	Pairs []brokerPair `json:"pairs"`
 }
 
 // record is one NDJSON line of 'read -o json' (docs/json.md).

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -24,20 +23,8 @@ type brokerPair struct {
 // request the broker answered with it, no more and no fewer, in one pass
 // and in two.
 func TestPairsAsBrokerLogged(t *testing.T) {
-	paths, _ := filepath.Glob("../testdata/pcaps/*.expect.json")
 	checked := 0
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var exp struct {
-			File  string       `json:"file"`
-			Pairs []brokerPair `json:"pairs"`
-		}
-		if err := json.Unmarshal(b, &exp); err != nil {
-			t.Fatal(err)
-		}
+	for _, exp := range loadExpectations(t) {
 		if len(exp.Pairs) == 0 {
 			continue
 		}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -110,24 +109,10 @@ func TestStatsDurationWithoutFrames(t *testing.T) {
 // packet) is listed in stats with the connection, direction and stream
 // offset the lab's fault writer logged for the drop.
 func TestStatsStreamProblemsWhere(t *testing.T) {
-	paths, _ := filepath.Glob("../testdata/pcaps/*-drop.expect.json")
 	checked := 0
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var exp struct {
-			File   string `json:"file"`
-			Faults []struct {
-				Kind         string `json:"kind"`
-				Conn         int    `json:"conn"`
-				Dir          string `json:"dir"`
-				StreamOffset int64  `json:"stream_offset"`
-			} `json:"faults"`
-		}
-		if err := json.Unmarshal(b, &exp); err != nil {
-			t.Fatal(err)
+	for _, exp := range loadExpectations(t) {
+		if !strings.HasSuffix(exp.File, "-drop.pcap") {
+			continue
 		}
 		out, errOut, code := run(t, "stats", "-o", "json", "--port", "16650", filepath.Join("../testdata/pcaps", exp.File))
 		if code != ExitOK {
