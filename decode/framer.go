@@ -111,8 +111,14 @@ func (sd *StreamDecoder) emitLost(st *stream, raw []byte, lost int64, ts time.Ti
 	st.offset += int64(len(raw))
 	st.stats.InFrames += int64(len(raw))
 	st.stats.Frames++
+	st.recent[st.nrecent%len(st.recent)] = frameSpan{off, off + int64(len(raw)) + lost, sd.n}
+	st.nrecent++
+	var conflict string
+	if len(st.conflicts) > 0 {
+		conflict = st.conflictIn(off, off+int64(len(raw))+lost)
+	}
 	if sd.par != nil {
-		sd.par.frame(raw, lost, sd.n, ts, st.conn, st.dir, off)
+		sd.par.frame(raw, lost, conflict, sd.n, ts, st.conn, st.dir, off)
 		return
 	}
 	var f *Frame
@@ -122,6 +128,9 @@ func (sd *StreamDecoder) emitLost(st *stream, raw []byte, lost int64, ts time.Ti
 		f = sd.dec.Decode(raw)
 	}
 	f.N, f.Time, f.Conn, f.Dir, f.Offset = sd.n, ts, st.conn, st.dir, off
+	if conflict != "" {
+		f.Problems = append(f.Problems, Problem{Code: CodeRetransmissionConflict, Detail: conflict})
+	}
 	sd.toSink(f, nil)
 }
 

@@ -115,6 +115,7 @@ type pitem struct {
 	dir        reassembly.Dir
 	offset     int64
 	lost       int64  // > 0: a damaged frame, of which this many bytes were not captured
+	conflict   string // a retransmission-conflict problem's detail, or ""
 	f          *Frame // decoded
 	deferred   bool   // too big to hold: decode at delivery
 	ev         Event  // an event (a copy unless Retain)
@@ -239,6 +240,13 @@ func (p *ParallelStreamDecoder) OutOfWindow(c *reassembly.Conn, d reassembly.Dir
 	p.StreamDecoder.OutOfWindow(c, d, n, ts)
 }
 
+// Conflict is StreamDecoder.Conflict, under p.mu.
+func (p *ParallelStreamDecoder) Conflict(c *reassembly.Conn, d reassembly.Dir, off, n int64, ts time.Time) {
+	p.lock()
+	defer p.unlock()
+	p.StreamDecoder.Conflict(c, d, off, n, ts)
+}
+
 // GapWithReason is StreamDecoder.GapWithReason, under p.mu.
 func (p *ParallelStreamDecoder) GapWithReason(c *reassembly.Conn, d reassembly.Dir, n int64, reason reassembly.GapReason, ts time.Time) {
 	p.lock()
@@ -289,13 +297,13 @@ func (p *ParallelStreamDecoder) SetKeeper(k Keeper) {
 }
 
 // frame queues a whole frame (called by StreamDecoder.emit, under p.mu).
-func (p *ParallelStreamDecoder) frame(raw []byte, lost int64, n int, ts time.Time, c *reassembly.Conn, d reassembly.Dir, off int64) {
+func (p *ParallelStreamDecoder) frame(raw []byte, lost int64, conflict string, n int, ts time.Time, c *reassembly.Conn, d reassembly.Dir, off int64) {
 	if p.cur != nil && p.cur.size > 0 && p.cur.size+len(raw) > p.maxRaw {
 		p.flushLocked()
 	}
 	it := p.item()
 	b := p.cur
-	it.frame, it.n, it.ts, it.conn, it.dir, it.offset, it.lost = true, n, ts, c, d, off, lost
+	it.frame, it.n, it.ts, it.conn, it.dir, it.offset, it.lost, it.conflict = true, n, ts, c, d, off, lost, conflict
 	if id, ok := p.own(raw); ok {
 		if k := len(b.held); k == 0 || b.held[k-1] != id {
 			p.keeper.Hold(id)
@@ -593,6 +601,9 @@ func (b *pbatch) decode(dec *Decoder, it *pitem) *Frame {
 		f = dec.Decode(b.bytes(it))
 	}
 	f.N, f.Time, f.Conn, f.Dir, f.Offset = it.n, it.ts, it.conn, it.dir, it.offset
+	if it.conflict != "" {
+		f.Problems = append(f.Problems, Problem{Code: CodeRetransmissionConflict, Detail: it.conflict})
+	}
 	return f
 }
 

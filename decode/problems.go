@@ -28,8 +28,11 @@ const (
 	// CodeSegmentOutOfWindow: a TCP segment whose sequence number lies more
 	// than 2^30 bytes from the next expected byte, ignored.
 	CodeSegmentOutOfWindow = "segment-out-of-window"
-	CodeBytesSkipped       = "bytes-skipped"
-	CodeDecoderPanic       = "decoder-panic"
+	// CodeRetransmissionConflict: a TCP retransmission carried other bytes
+	// than the copy captured first; the first copy is the one decoded.
+	CodeRetransmissionConflict = "retransmission-conflict"
+	CodeBytesSkipped           = "bytes-skipped"
+	CodeDecoderPanic           = "decoder-panic"
 )
 
 // AllCodes lists every problem code the package can emit, in doc order.
@@ -41,7 +44,7 @@ func AllCodes() []string {
 		CodeMissingPayload, CodeTrailingBytes, CodeBatchCountMismatch,
 		CodeBatchMalformed, CodeUnknownCompression, CodeUncompressedSizeMismatch,
 		CodeDecompressionFailed, CodeDecompressionLimit, CodeTruncatedFrame,
-		CodeBytesLost, CodeSegmentOutOfWindow, CodeBytesSkipped, CodeDecoderPanic,
+		CodeBytesLost, CodeSegmentOutOfWindow, CodeRetransmissionConflict, CodeBytesSkipped, CodeDecoderPanic,
 	}
 }
 

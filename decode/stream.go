@@ -59,8 +59,29 @@ type stream struct {
 	cause     *Problem // problem that started the run
 	why       string   // what the skipped bytes were
 
+	// conflicts are retransmission conflicts reported for bytes not yet
+	// in a frame (at most maxConflicts); recent are the last frames
+	// emitted, to name the one a later conflict falls in.
+	conflicts []conflictRange
+	recent    [4]frameSpan
+	nrecent   int
+
 	stats StreamStats
 }
+
+// conflictRange is a range of stream offsets that a retransmission carried
+// other bytes for.
+type conflictRange struct{ off, end int64 }
+
+// frameSpan is where frame n lies in its stream.
+type frameSpan struct {
+	off, end int64
+	n        int
+}
+
+// maxConflicts bounds the retransmission conflicts a stream keeps while
+// waiting for the frames they fall in.
+const maxConflicts = 16
 
 // NewStreamDecoder returns a StreamDecoder that sends frames and events to sink.
 func NewStreamDecoder(sink Sink, opts Options) *StreamDecoder {
@@ -215,6 +236,63 @@ func (sd *StreamDecoder) OutOfWindow(c *reassembly.Conn, d reassembly.Dir, n int
 	e.Detail = fmt.Sprintf("segment of %d bytes ignored: its sequence number is more than 2^30 bytes from the next expected byte (offset %d)", n, st.offset)
 	e.Problems = append(e.Problems, Problem{Code: CodeSegmentOutOfWindow, Detail: e.Detail})
 	sd.toSink(nil, e)
+}
+
+// Conflict reports a retransmission that carried other bytes than the
+// copy captured first, for n bytes at stream offset off
+// (reassembly.ConflictHandler): an event with a retransmission-conflict
+// problem, which the frame the bytes belong to carries too when it is
+// still to come (else the event names it).
+func (sd *StreamDecoder) Conflict(c *reassembly.Conn, d reassembly.Dir, off, n int64, ts time.Time) {
+	st := sd.stream(c, d, ts)
+	if st.tls || n <= 0 {
+		return
+	}
+	e := sd.event(EventConflict, st, ts)
+	e.Offset, e.Bytes = off, n
+	e.Detail = fmt.Sprintf("a retransmission carried other bytes than the copy captured first for %d bytes at offset %d; the first copy is used", n, off)
+	switch {
+	case off+n > st.offset:
+		if len(st.conflicts) < maxConflicts {
+			st.conflicts = append(st.conflicts, conflictRange{off, off + n})
+		}
+	default:
+		if fn := st.frameAt(off); fn > 0 {
+			e.Detail += fmt.Sprintf(" (frame %d)", fn)
+		}
+	}
+	e.Problems = append(e.Problems, Problem{Code: CodeRetransmissionConflict, Detail: e.Detail})
+	sd.toSink(nil, e)
+}
+
+// frameAt returns the number of the recent frame holding stream offset
+// off, or 0.
+func (st *stream) frameAt(off int64) int {
+	for i := range min(st.nrecent, len(st.recent)) {
+		if r := st.recent[i]; off >= r.off && off < r.end {
+			return r.n
+		}
+	}
+	return 0
+}
+
+// conflictIn returns the problem detail for the retransmission conflicts
+// that fall in [off, end), the frame being emitted, or "", and forgets
+// those that lie before end.
+func (st *stream) conflictIn(off, end int64) string {
+	var detail string
+	k := 0
+	for _, c := range st.conflicts {
+		if c.off < end && c.end > off && detail == "" {
+			detail = fmt.Sprintf("a retransmission carried other bytes than the copy captured first for %d bytes at offset %d (%d bytes into the frame); the first copy is decoded", c.end-c.off, c.off, max(c.off-off, 0))
+		}
+		if c.end > end {
+			st.conflicts[k] = c
+			k++
+		}
+	}
+	st.conflicts = st.conflicts[:k]
+	return detail
 }
 
 // Gap records n missing bytes of one direction: what was buffered is

@@ -116,6 +116,11 @@ const (
 	// EventOutOfWindow: a segment of Bytes ignored, its sequence number far
 	// outside any TCP window (not part of the stream, not in its accounting)
 	EventOutOfWindow EventKind = "out-of-window"
+	// EventConflict: a retransmission carried other bytes than the copy
+	// captured first for Bytes at Offset; the first copy is the one
+	// decoded (a retransmission-conflict problem, on the frame too when it
+	// was still to come)
+	EventConflict EventKind = "conflict"
 )
 
 // Event is a stream event. Events and frames are emitted in one ordered sequence.

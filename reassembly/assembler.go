@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
-	gpr "github.com/gopacket/gopacket/reassembly"
 
 	"github.com/pulsarscope/pulsarscope/capture"
 )
@@ -21,25 +21,41 @@ type Stats struct {
 	ConnSegments int64
 	// Conns counts accepted connections (Open calls), TLSConns those on a
 	// TLS port; ActiveConns is the size of the connection table now
-	// (accepted, being detected, or ignored after detection).
+	// (accepted, being detected, or ignored after detection; closed
+	// connections kept to recognise their late segments are not counted).
 	Conns, TLSConns, ActiveConns int64
 	// IgnoredConns counts connections matching no port nor Detect (seen by
-	// their SYN, or rejected by Detect); IgnoredSegments their segments.
+	// their SYN, or rejected by Detect); IgnoredSegments their segments,
+	// and the segments without payload that open no connection.
 	IgnoredConns, IgnoredSegments int64
 	// BytesDelivered is the sum of Data lengths; TLSBytes the reassembled
 	// bytes of TLS connections (counted, not delivered).
 	BytesDelivered, TLSBytes int64
 	// Gaps and LostBytes count Gap calls and their sizes; SnaplenBytes is
-	// the part of LostBytes not captured because of the snap length.
-	Gaps, LostBytes, SnaplenBytes int64
+	// the part of LostBytes not captured because of the snap length;
+	// AckedGaps counts the gaps declared as soon as the peer acknowledged
+	// data beyond them (GapAcked).
+	Gaps, LostBytes, SnaplenBytes, AckedGaps int64
 	// Retransmissions counts segments entirely before the next expected
 	// byte (duplicates); Overlaps segments partly before it; OutOfOrder
 	// segments ahead of it (buffered until the missing bytes arrive).
 	Retransmissions, Overlaps, OutOfOrder int64
+	// Conflicts counts retransmissions whose bytes differ from the copy
+	// captured first (ConflictHandler); the first copy is the one used.
+	Conflicts int64
 	// OutOfWindow counts segments ignored because their sequence number
 	// lies more than 2^30 bytes from the next expected byte
 	// (OutOfWindowHandler).
 	OutOfWindow int64
+	// Reused counts connections ended by a new connection on the same
+	// addresses and ports (CloseReused): a SYN with a new initial sequence
+	// number on a 4-tuple that was open or closed not long before.
+	Reused int64
+	// AfterClose counts segments with payload that came after their
+	// connection was closed (by FIN or RST) and within its sequence
+	// space: retransmissions, or data the peer discarded; they are not
+	// delivered.
+	AfterClose int64
 	// Evictions counts connections closed by the table limit;
 	// BufferLimitHits the gaps forced by the buffer limits; IdleCloses the
 	// connections closed by IdleTimeout.
@@ -47,34 +63,52 @@ type Stats struct {
 }
 
 // Assembler reassembles TCP connections and hands their ordered bytes to a
-// Handler, from the goroutine calling Assemble, in capture order. It wraps
-// gopacket's reassembly.Assembler. It is not safe for concurrent use; to
-// use several cores later, run one Assembler per shard of connections
-// (hash of the 4-tuple) in its own goroutine.
+// Handler, from the goroutine calling Assemble, in capture order. It is not
+// safe for concurrent use; to use several cores later, run one Assembler
+// per shard of connections (hash of the 4-tuple) in its own goroutine.
+//
+// It is the project's own reassembler (docs/architecture.md says why not
+// gopacket's): the capture decides when a hole is final (the peer
+// acknowledged past it), a SYN with a new initial sequence number starts a
+// new connection on the same 4-tuple, and a retransmission with other
+// bytes than the first copy is reported.
 type Assembler struct {
 	opts  Options
 	h     Handler
-	pool  *gpr.StreamPool
-	asm   *gpr.Assembler
+	gapH  GapReasonHandler
+	oowH  OutOfWindowHandler
+	confH ConflictHandler
 	roles []uint8 // by port: roleNone, rolePulsar, roleTLS
 
-	ctx       assemblerContext
+	conns map[connKey]*stream
+	// tombs are closed connections still in conns, to recognise their
+	// late segments and the SYN of a new connection on their 4-tuple;
+	// oldest first.
+	tombs []*stream
+	// waiting are the connections with out-of-order data queued.
+	waiting []*stream
+
 	ts        time.Time // capture time of the segment being processed
 	now       time.Time // latest capture time seen (monotonic)
 	lastFlush time.Time
 	flushStep time.Duration
-	flushing  CloseReason // reason of the flush in progress, 0 in Assemble
-	cur       *layers.TCP // segment being processed
-	missing   int         // payload bytes of cur not captured (zeros in pad)
-	pad       []byte
+	missing   int // payload bytes of the current segment not captured
 
+	buffered   int64 // out-of-order bytes queued, all connections
 	nextID     int
-	head, tail *stream // LRU list of table entries, head most recent
+	head, tail *stream // LRU list of live table entries, head most recent
 	stats      Stats
 }
 
-// maxMissing bounds the uncaptured bytes stood in for by zeros (the
-// largest IPv4 payload).
+// connKey identifies a connection by the addresses and ports of one of its
+// directions (the direction of the first packet seen).
+type connKey struct {
+	net      gopacket.Flow
+	src, dst layers.TCPPort
+}
+
+// maxMissing bounds the uncaptured bytes of a segment that are taken as
+// part of the stream (the largest IPv4 payload).
 const maxMissing = 65535
 
 const (
@@ -83,25 +117,20 @@ const (
 	roleTLS
 )
 
-type assemblerContext struct{ ci gopacket.CaptureInfo }
-
-func (c *assemblerContext) GetCaptureInfo() gopacket.CaptureInfo { return c.ci }
-
 // New returns an Assembler delivering to h, configured by opts (zero
 // fields take their defaults).
 func New(h Handler, opts Options) *Assembler {
 	opts = opts.withDefaults()
-	a := &Assembler{opts: opts, h: h, roles: make([]uint8, 1<<16)}
+	a := &Assembler{opts: opts, h: h, roles: make([]uint8, 1<<16), conns: map[connKey]*stream{}}
+	a.gapH, _ = h.(GapReasonHandler)
+	a.oowH, _ = h.(OutOfWindowHandler)
+	a.confH, _ = h.(ConflictHandler)
 	for _, p := range opts.Ports {
 		a.roles[p] = rolePulsar
 	}
 	for _, p := range opts.TLSPorts {
 		a.roles[p] = roleTLS
 	}
-	a.pool = gpr.NewStreamPool((*factory)(a))
-	a.asm = gpr.NewAssembler(a.pool)
-	a.asm.MaxBufferedPagesPerConnection = bytesToPages(opts.MaxBufferedBytesPerConn)
-	a.asm.MaxBufferedPagesTotal = bytesToPages(opts.MaxBufferedBytesTotal)
 	step := time.Duration(0)
 	for _, d := range []time.Duration{opts.GapTimeout, opts.IdleTimeout} {
 		if d > 0 && (step == 0 || d < step) {
@@ -113,17 +142,12 @@ func New(h Handler, opts Options) *Assembler {
 }
 
 // Stats returns the counters so far.
-func (a *Assembler) Stats() Stats {
-	s := a.stats
-	return s
-}
+func (a *Assembler) Stats() Stats { return a.stats }
 
 // Assemble processes one TCP segment captured at ts, flowing along netFlow
-// (IP source → destination). tcp must be a decoded layer (gopacket's
-// TransportFlow needs DecodeFromBytes to have run), as capture.Source
-// delivers. Handler calls happen before it returns. tcp and its payload are
-// not retained. Timestamps are used as a capture clock that never goes
-// backwards.
+// (IP source → destination). Handler calls happen before it returns. tcp
+// and its payload are not retained. Timestamps are used as a capture clock
+// that never goes backwards.
 func (a *Assembler) Assemble(netFlow gopacket.Flow, tcp *layers.TCP, ts time.Time) {
 	a.assemble(netFlow, tcp, 0, ts)
 }
@@ -149,31 +173,57 @@ func (a *Assembler) assemble(netFlow gopacket.Flow, tcp *layers.TCP, missing int
 	if a.lastFlush.IsZero() {
 		a.lastFlush = a.now
 	}
-	// gopacket sees the monotonic capture clock, so that its idea of a
-	// connection's last activity matches the LRU list's.
-	a.ctx.ci.Timestamp = a.now
-	a.cur = tcp
+	a.missing = 0
 	if missing > 0 && !tcp.SYN && missing <= maxMissing {
-		// Stand zeros in for the bytes not captured, so that gopacket's
-		// sequence space stays right; Accept records where they are and
-		// ReassembledSG reports them as a Gap.
-		orig := tcp.Payload
-		a.pad = append(append(a.pad[:0], orig...), make([]byte, missing)...)
-		tcp.Payload = a.pad
 		a.missing = missing
-		a.asm.AssembleWithContext(netFlow, tcp, &a.ctx)
-		tcp.Payload = orig
-		a.missing = 0
-	} else {
-		a.asm.AssembleWithContext(netFlow, tcp, &a.ctx)
 	}
-	a.cur = nil
+	a.segment(netFlow, tcp)
 	if a.opts.MaxConns > 0 && a.stats.ActiveConns > int64(a.opts.MaxConns) {
 		a.evict()
 	}
 	if a.flushStep > 0 && a.now.Sub(a.lastFlush) >= a.flushStep {
 		a.flushOld()
 	}
+}
+
+// segment finds (or makes) the connection of a segment and hands the
+// segment to it.
+func (a *Assembler) segment(netFlow gopacket.Flow, tcp *layers.TCP) {
+	k := connKey{netFlow, tcp.SrcPort, tcp.DstPort}
+	g := 0
+	s := a.conns[k]
+	if s == nil {
+		rk := connKey{netFlow.Reverse(), tcp.DstPort, tcp.SrcPort}
+		if s = a.conns[rk]; s != nil {
+			g = 1
+		}
+	}
+	if s != nil && s.state == stateClosed {
+		if !s.newAfterClose(g, tcp) {
+			if len(tcp.Payload) > 0 || a.missing > 0 {
+				a.stats.AfterClose++
+			} else {
+				a.stats.IgnoredSegments++
+			}
+			return
+		}
+		delete(a.conns, s.key)
+		s = nil
+	}
+	if s != nil && tcp.SYN && s.newConnection(g, tcp) {
+		a.stats.Reused++
+		s.end(CloseReused, GapNotCaptured, a.ts)
+		delete(a.conns, s.key)
+		s = nil
+	}
+	if s == nil {
+		if s = a.newStream(netFlow, tcp); s == nil {
+			return
+		}
+		k, g = s.key, 0
+		a.conns[k] = s
+	}
+	s.accept(g, tcp)
 }
 
 // Tick advances the capture clock to now, when it is later, and then does
@@ -199,12 +249,22 @@ func (a *Assembler) Tick(now time.Time) {
 }
 
 // FlushAll delivers everything still buffered (reporting the gaps before
-// it) and closes every open connection with CloseEndOfCapture. Call it at
-// the end of input; the Assembler can be used again afterwards.
+// it) and closes every open connection with CloseEndOfCapture (CloseFIN
+// when every direction seen had ended with a FIN), in the order they were
+// opened. Call it at the end of input; the Assembler can be used again
+// afterwards.
 func (a *Assembler) FlushAll() {
-	a.flushing = CloseEndOfCapture
-	a.asm.FlushAll()
-	a.flushing = 0
+	var open []*stream
+	for s := a.head; s != nil; s = s.next {
+		open = append(open, s)
+	}
+	slices.SortFunc(open, func(x, y *stream) int { return x.conn.ID - y.conn.ID })
+	for _, s := range open {
+		s.end(CloseEndOfCapture, GapNotCaptured, a.now)
+	}
+	clear(a.conns)
+	a.tombs = a.tombs[:0]
+	a.waiting = a.waiting[:0]
 }
 
 // Run feeds every segment of src to the Assembler, then calls FlushAll. It
@@ -224,24 +284,58 @@ func (a *Assembler) Run(ctx context.Context, src *capture.Source) error {
 	}
 }
 
-// flushOld delivers data that waited longer than GapTimeout and closes
-// connections idle for longer than IdleTimeout.
+// flushOld delivers data that waited longer than GapTimeout, closes
+// connections idle for longer than IdleTimeout, and forgets closed
+// connections older than that.
 func (a *Assembler) flushOld() {
 	a.lastFlush = a.now
-	var opt gpr.FlushOptions
+	var idleBefore time.Time
 	if a.opts.IdleTimeout > 0 {
-		opt.TC = a.now.Add(-a.opts.IdleTimeout)
-		opt.T = opt.TC
+		idleBefore = a.now.Add(-a.opts.IdleTimeout)
+		for a.tail != nil && a.tail.lastSeen.Before(idleBefore) {
+			s := a.tail
+			a.stats.IdleCloses += boolInt(s.state == stateActive)
+			s.end(CloseIdle, GapTimeout, a.now)
+		}
 	}
 	if a.opts.GapTimeout > 0 {
-		opt.T = a.now.Add(-a.opts.GapTimeout)
+		before := a.now.Add(-a.opts.GapTimeout)
+		for _, s := range slices.Clone(a.waiting) {
+			s.giveUpBefore(before)
+		}
 	}
-	if a.opts.IdleTimeout > 0 && opt.T.Before(opt.TC) {
-		opt.T = opt.TC
+	a.compactWaiting()
+	a.forgetTombs(idleBefore)
+}
+
+// forgetTombs removes from the table the closed connections last seen
+// before t, and the oldest beyond MaxConns of them.
+func (a *Assembler) forgetTombs(t time.Time) {
+	n := 0
+	for n < len(a.tombs) {
+		s := a.tombs[n]
+		tooMany := a.opts.MaxConns > 0 && len(a.tombs)-n > a.opts.MaxConns
+		if !tooMany && (t.IsZero() || !s.lastSeen.Before(t)) {
+			break
+		}
+		if a.conns[s.key] == s {
+			delete(a.conns, s.key)
+		}
+		n++
 	}
-	a.flushing = CloseIdle
-	a.asm.FlushWithOptions(opt)
-	a.flushing = 0
+	a.tombs = slices.Delete(a.tombs, 0, n)
+}
+
+// compactWaiting drops the connections without queued data from the
+// waiting list.
+func (a *Assembler) compactWaiting() {
+	a.waiting = slices.DeleteFunc(a.waiting, func(s *stream) bool {
+		if s.buffered > 0 && s.state != stateClosed {
+			return false
+		}
+		s.isWaiting = false
+		return true
+	})
 }
 
 // evict closes the least recently active 1/64 of the table (at least one
@@ -258,13 +352,23 @@ func (a *Assembler) evict() {
 	if s == nil {
 		return
 	}
-	t := s.lastSeen.Add(time.Nanosecond)
-	a.flushing = CloseEvicted
-	a.asm.FlushWithOptions(gpr.FlushOptions{T: t, TC: t})
-	a.flushing = 0
+	last := s.lastSeen
+	for a.tail != nil && !a.tail.lastSeen.After(last) {
+		v := a.tail
+		a.stats.Evictions += boolInt(v.state == stateActive)
+		v.end(CloseEvicted, GapNotCaptured, a.now)
+	}
+	a.compactWaiting()
 }
 
-// LRU list of table entries.
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// LRU list of live table entries.
 
 func (a *Assembler) lruPush(s *stream) {
 	s.prev, s.next = nil, a.head

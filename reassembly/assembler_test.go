@@ -188,7 +188,7 @@ func TestAssembler(t *testing.T) {
 		},
 		{
 			name: "buffer limit per connection",
-			opts: Options{MaxBufferedBytesPerConn: 3 * pageBytes, GapTimeout: -1},
+			opts: Options{MaxBufferedBytesPerConn: 2500, GapTimeout: -1},
 			pkts: func() []pkt {
 				p := handshake(cli, srv, 1000, 5000)
 				p = append(p, pkt{from: cli, to: srv, seq: c1, data: "start"})
@@ -206,7 +206,7 @@ func TestAssembler(t *testing.T) {
 		},
 		{
 			name: "buffer limit in total",
-			opts: Options{MaxBufferedBytesPerConn: -1, MaxBufferedBytesTotal: 3 * pageBytes, GapTimeout: -1},
+			opts: Options{MaxBufferedBytesPerConn: -1, MaxBufferedBytesTotal: 2500, GapTimeout: -1},
 			pkts: []pkt{
 				{from: cli, to: srv, seq: 1, data: "a"},
 				{from: cli2, to: srv, seq: 1, data: "b"},

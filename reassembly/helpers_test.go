@@ -21,10 +21,12 @@ type recorder struct {
 	streams map[int]*[2]strings.Builder
 	closed  map[int]CloseReason
 	closeTS map[int]time.Time
+	// bytes counts each direction's Data and Gap bytes.
+	bytes map[int]*[2]int64
 }
 
 func newRecorder() *recorder {
-	return &recorder{streams: map[int]*[2]strings.Builder{}, closed: map[int]CloseReason{}, closeTS: map[int]time.Time{}}
+	return &recorder{streams: map[int]*[2]strings.Builder{}, closed: map[int]CloseReason{}, closeTS: map[int]time.Time{}, bytes: map[int]*[2]int64{}}
 }
 
 func (r *recorder) Open(c *Conn) {
@@ -33,6 +35,7 @@ func (r *recorder) Open(c *Conn) {
 	}
 	r.conns = append(r.conns, c)
 	r.streams[c.ID] = &[2]strings.Builder{}
+	r.bytes[c.ID] = &[2]int64{}
 	r.events = append(r.events, fmt.Sprintf("open %d %s>%s hs=%v tls=%v", c.ID, c.Client, c.Server, c.HandshakeSeen, c.TLS))
 }
 
@@ -48,12 +51,14 @@ func (r *recorder) check(c *Conn, what string) {
 func (r *recorder) Data(c *Conn, d Dir, data []byte, ts time.Time) {
 	r.check(c, "data")
 	r.streams[c.ID][d].Write(data)
+	r.bytes[c.ID][d] += int64(len(data))
 	r.events = append(r.events, fmt.Sprintf("data %d %s %q", c.ID, d, data))
 }
 
 func (r *recorder) Gap(c *Conn, d Dir, n int64, ts time.Time) {
 	r.check(c, "gap")
 	fmt.Fprintf(&r.streams[c.ID][d], "<gap %d>", n)
+	r.bytes[c.ID][d] += n
 	r.events = append(r.events, fmt.Sprintf("gap %d %s %d", c.ID, d, n))
 }
 
@@ -88,9 +93,12 @@ var (
 type pkt struct {
 	from, to ep
 	seq      uint32
-	flags    string // any of "S", "A", "F", "R"
-	data     string
-	at       time.Duration
+	// ack is the acknowledgement number (with "A" in flags); 0 claims
+	// nothing in the tests' sequence spaces.
+	ack   uint32
+	flags string // any of "S", "A", "F", "R"
+	data  string
+	at    time.Duration
 }
 
 func feed(a *Assembler, pkts []pkt) {
@@ -110,7 +118,7 @@ func mkTCP(p pkt) (*layers.TCP, gopacket.Flow) {
 	}
 	tcp := &layers.TCP{
 		SrcPort: layers.TCPPort(p.from.port), DstPort: layers.TCPPort(p.to.port),
-		Seq: p.seq, Ack: 1,
+		Seq: p.seq, Ack: p.ack,
 		SYN: strings.Contains(p.flags, "S"), ACK: strings.Contains(p.flags, "A"),
 		FIN: strings.Contains(p.flags, "F"), RST: strings.Contains(p.flags, "R"),
 	}
@@ -131,7 +139,7 @@ func mkTCP(p pkt) (*layers.TCP, gopacket.Flow) {
 func handshake(c, s ep, cisn, sisn uint32) []pkt {
 	return []pkt{
 		{from: c, to: s, seq: cisn, flags: "S"},
-		{from: s, to: c, seq: sisn, flags: "SA"},
+		{from: s, to: c, seq: sisn, ack: cisn + 1, flags: "SA"},
 	}
 }
 

@@ -13,10 +13,6 @@ const (
 	DefaultMaxConns                = 100_000
 )
 
-// pageBytes is the size of the pages gopacket's reassembly buffers
-// out-of-order data in (its unexported pageBytes).
-const pageBytes = 1900
-
 // Options configure an Assembler. The zero value gives the defaults.
 type Options struct {
 	// Ports are the Pulsar (plain-text) server ports; default {6650}.
@@ -76,11 +72,4 @@ func (o Options) withDefaults() Options {
 		o.MaxConns = DefaultMaxConns
 	}
 	return o
-}
-
-func bytesToPages(n int) int {
-	if n <= 0 {
-		return 0
-	}
-	return (n + pageBytes - 1) / pageBytes
 }

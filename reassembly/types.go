@@ -72,6 +72,10 @@ const (
 	CloseEndOfCapture
 	// CloseEvicted means the connection table or buffer limit forced it out.
 	CloseEvicted
+	// CloseReused means a new connection started on the same addresses and
+	// ports (a SYN with a new initial sequence number) while this one was
+	// open: TCP port reuse.
+	CloseReused
 )
 
 // String names the reason as it appears in outputs.
@@ -87,6 +91,8 @@ func (r CloseReason) String() string {
 		return "end-of-capture"
 	case CloseEvicted:
 		return "evicted"
+	case CloseReused:
+		return "reused"
 	}
 	return "unknown"
 }
@@ -124,6 +130,9 @@ const (
 	// GapTimeout: the reassembler gave up waiting for the bytes after
 	// Options.GapTimeout (or IdleTimeout) of capture time.
 	GapTimeout
+	// GapAcked: the receiver acknowledged bytes beyond them, so they were
+	// delivered and the capture missed them: declared at once.
+	GapAcked
 )
 
 // String explains the reason as it appears in problem details.
@@ -135,6 +144,8 @@ func (r GapReason) String() string {
 		return "given up: reassembly buffer limit reached"
 	case GapTimeout:
 		return "given up: waited longer than the gap timeout"
+	case GapAcked:
+		return "not captured, though the receiver acknowledged them"
 	}
 	return "not captured"
 }
@@ -154,4 +165,15 @@ type OutOfWindowHandler interface {
 // instead of Gap.
 type GapReasonHandler interface {
 	GapWithReason(c *Conn, d Dir, n int64, reason GapReason, ts time.Time)
+}
+
+// ConflictHandler is an optional interface of a Handler that wants to know
+// of retransmissions that carried other bytes than the copy captured
+// first: n bytes at stream offset off of direction d. The copy captured
+// first is the one delivered (as the receiver kept it). It is called when
+// the second copy is captured: before the bytes are delivered when the
+// first copy was still queued, after them when it was delivered. Without
+// it they are only counted (Stats.Conflicts).
+type ConflictHandler interface {
+	Conflict(c *Conn, d Dir, off, n int64, ts time.Time)
 }

@@ -41,7 +41,7 @@ variant() {
 
 # basic.pcap: one producer and one consumer on one connection.
 variant basic-drop.pcap basic 'drop:conn=1,dir=c2s,type=SEND,nth=2'
-variant basic-reorder.pcap basic 'reorder:conn=1,dir=c2s,type=SEND,nth=3'
+variant basic-reorder.pcap basic 'reorder:conn=1,dir=c2s,type=FLOW,nth=1'
 variant basic-duplicate.pcap basic 'duplicate:conn=1,dir=s2c,type=MESSAGE,nth=1'
 variant basic-cut-start.pcap basic 'cut-start:conn=1,dir=c2s,type=SEND,nth=1'
 variant basic-corrupt.pcap basic 'corrupt-payload:conn=1,dir=c2s,type=SEND,nth=2'

@@ -216,7 +216,7 @@ func TestFaults(t *testing.T) {
 			},
 		},
 		{
-			name: "reorder SEND after the next data packet", in: eth, specs: []string{"reorder:type=SEND,nth=1"},
+			name: "reorder SEND after the next data packet", in: eth, specs: []string{"reorder:type=SEND,nth=2"},
 			lossless: true, problems: []string{},
 			check: func(t *testing.T, in, out *Capture, es []*Entry) {
 				e := es[0]
@@ -526,6 +526,7 @@ func TestParseSpecErrors(t *testing.T) {
 	eth := synthCapture(t, layers.LinkTypeEthernet)
 	for _, s := range []string{
 		"drop:packet=999", "drop:conn=9", "corrupt-payload:type=CONNECT", "reorder:packet=1,type=SEND",
+		"reorder:type=SEND,nth=1", // acknowledged before the next data packet: impossible on a wire
 		"cut-start:frame=1,into=0", "bad-totalsize:value=-1", "port-rewrite:from=1234", "vlan:id=5000",
 	} {
 		sp, err := ParseSpec(s)

@@ -36,7 +36,7 @@ type view struct {
 	ipProto  uint8
 	src      netip.AddrPort
 	dst      netip.AddrPort
-	seq      uint32
+	seq, ack uint32
 	flags    uint8
 	// pay is the offset of the TCP payload; payLen its length according
 	// to the IP header; capLen how many of those bytes were captured.
@@ -126,6 +126,7 @@ func parse(lt layers.LinkType, data []byte) view {
 	v.src = netip.AddrPortFrom(v.src.Addr(), binary.BigEndian.Uint16(data[v.l4:]))
 	v.dst = netip.AddrPortFrom(v.dst.Addr(), binary.BigEndian.Uint16(data[v.l4+2:]))
 	v.seq = binary.BigEndian.Uint32(data[v.l4+4:])
+	v.ack = binary.BigEndian.Uint32(data[v.l4+8:])
 	v.flags = data[v.l4+13]
 	v.pay = v.l4 + doff
 	v.payLen = ipEnd - v.pay

@@ -281,6 +281,23 @@ func targetAfter(c *Capture, a *analysis, sp Spec, idx int, defNext bool) (int, 
 	return j, nil
 }
 
+// ackedBefore returns the index of the first packet after idx, up to to,
+// that is of the other direction of idx's connection and acknowledges
+// bytes of packet idx, or -1.
+func ackedBefore(a *analysis, idx, to int) int {
+	s := a.segs[idx]
+	if s == nil {
+		return -1
+	}
+	for j := idx + 1; j <= to && j < len(a.segs); j++ {
+		t := a.segs[j]
+		if t != nil && t.conn == s.conn && t.dir != s.dir && t.v.flags&tcpACK != 0 && int32(t.v.ack-s.v.seq) > 0 {
+			return j
+		}
+	}
+	return -1
+}
+
 // reorder moves one packet to just after another, later packet; the moved
 // packet takes that packet's timestamp so time stays monotonic.
 func reorder(c *Capture, a *analysis, sp Spec) (*Entry, error) {
@@ -294,6 +311,9 @@ func reorder(c *Capture, a *analysis, sp Spec) (*Entry, error) {
 	}
 	if to <= idx {
 		return nil, fmt.Errorf("after=%d must be later than packet %d", to+1, idx+1)
+	}
+	if j := ackedBefore(a, idx, to); j >= 0 {
+		return nil, fmt.Errorf("packet %d (%s) is acknowledged by packet %d of the other direction before packet %d: moving it after that would be impossible on a wire (the receiver acknowledged bytes it had not received); choose a packet in flight with the next one of its stream", idx+1, carried(a, idx), j+1, to+1)
 	}
 	p := c.Packets[idx]
 	after := c.Packets[to]
