@@ -154,7 +154,9 @@ func TestInterfaceStatsNone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readToEnd(t, NewSource("tee", Tee(src.raw, d)))
+	tee := NewSource("tee", Tee(src.raw, d))
+	readToEnd(t, tee)
+	in := tee.Stats().Packets
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +166,7 @@ func TestInterfaceStatsNone(t *testing.T) {
 	}
 	defer s.Close()
 	readToEnd(t, s)
-	if is := s.InterfaceStats(); is != nil || s.Stats().Packets != 68 {
-		t.Errorf("without Stats: %+v, %d packets", is, s.Stats().Packets)
+	if is := s.InterfaceStats(); is != nil || in == 0 || s.Stats().Packets != in {
+		t.Errorf("without Stats: %+v, %d packets, want %d", is, s.Stats().Packets, in)
 	}
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -13,9 +12,13 @@ import (
 // frames of their direction of the connection from Client (1-based), as
 // the lab's broker logs them (expect.json "pairs").
 type brokerPair struct {
-	Client   string `json:"client"`
-	Request  int    `json:"request"`
-	Response int    `json:"response"`
+	Client string `json:"client"`
+	// Instance tells connections on the same client address apart (port
+	// reuse): 1-based in order of appearance; 0 in the expectations
+	// means 1.
+	Instance int `json:"instance"`
+	Request  int `json:"request"`
+	Response int `json:"response"`
 }
 
 // TestPairsAsBrokerLogged: on every lab capture whose broker logged which
@@ -30,15 +33,17 @@ func TestPairsAsBrokerLogged(t *testing.T) {
 		}
 		want := map[brokerPair]bool{}
 		for _, pr := range exp.Pairs {
+			pr.Instance = max(pr.Instance, 1)
 			want[pr] = true
 		}
 		for _, pass := range [][]string{nil, {"-2"}} {
-			args := append(append([]string{"read", "-o", "json"}, pass...), filepath.Join("../testdata/pcaps", exp.File))
+			args := exp.args("json")
+			args = append(append(args[:len(args)-1:len(args)-1], pass...), args[len(args)-1])
 			out, errOut, code := run(t, args...)
 			if code != ExitOK {
 				t.Fatalf("%v: exit %d: %s", args, code, errOut)
 			}
-			got := pairsOf(t, out)
+			got := pairsOf(t, exp.File, out)
 			var missing, extra []string
 			for pr := range want {
 				if !got[pr] {
@@ -66,17 +71,21 @@ func TestPairsAsBrokerLogged(t *testing.T) {
 // pairsOf returns the request→response pairs of a 'read -o json' output
 // (the "request" link of broker→client frames) as brokerPairs: frames
 // numbered per connection (by client address) and direction.
-func pairsOf(t *testing.T, out string) map[brokerPair]bool {
+func pairsOf(t *testing.T, file, out string) map[brokerPair]bool {
 	type where struct {
 		client string
+		conn   int
 		index  int
 	}
 	byN := map[int]where{}
-	count := map[string]int{} // client+dir → frames so far
+	count := map[string]int{} // conn+dir → frames so far
+	instance := map[int]int{} // conn → its instance on its client address
+	conns := map[string]int{} // client → connections seen
 	got := map[brokerPair]bool{}
 	for _, line := range ndjsonLines(out) {
 		var r struct {
 			N       int    `json:"n"`
+			Conn    int    `json:"conn"`
 			Event   string `json:"event"`
 			Src     string `json:"src"`
 			Dst     string `json:"dst"`
@@ -86,7 +95,7 @@ func pairsOf(t *testing.T, out string) map[brokerPair]bool {
 			} `json:"request"`
 		}
 		if err := json.Unmarshal(line, &r); err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v in %q", file, err, line)
 		}
 		if r.Event != "" || r.N == 0 {
 			continue
@@ -95,21 +104,26 @@ func pairsOf(t *testing.T, out string) map[brokerPair]bool {
 		if r.Dir == "s2c" {
 			client = r.Dst
 		}
-		count[client+r.Dir]++
-		byN[r.N] = where{client, count[client+r.Dir]}
+		if instance[r.Conn] == 0 {
+			conns[client]++
+			instance[r.Conn] = conns[client]
+		}
+		key := itoa(r.Conn) + r.Dir
+		count[key]++
+		byN[r.N] = where{client, r.Conn, count[key]}
 		if r.Dir == "s2c" && r.Request != nil {
 			req, ok := byN[r.Request.N]
-			if !ok || req.client != client {
-				t.Fatalf("frame %d answers frame %d, not a frame of its connection seen before", r.N, r.Request.N)
+			if !ok || req.conn != r.Conn {
+				t.Fatalf("%s: frame %d answers frame %d, not a frame of its connection seen before", file, r.N, r.Request.N)
 			}
-			got[brokerPair{Client: client, Request: req.index, Response: count[client+r.Dir]}] = true
+			got[brokerPair{Client: client, Instance: instance[r.Conn], Request: req.index, Response: count[key]}] = true
 		}
 	}
 	return got
 }
 
 func pairString(p brokerPair) string {
-	return p.Client + ":" + itoa(p.Request) + "→" + itoa(p.Response)
+	return p.Client + "#" + itoa(p.Instance) + ":" + itoa(p.Request) + "→" + itoa(p.Response)
 }
 
 // ndjsonLines splits an NDJSON output into its lines.

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,7 +78,12 @@ func TestProgress(t *testing.T) {
 	if code != ExitOK || out != plain {
 		t.Fatalf("exit %d, output changed by --progress: %s", code, errOut)
 	}
-	for _, want := range []string{"basic.pcap", "0%", "/8.8 kB"} {
+	fi, err := os.Stat("../testdata/pcaps/basic.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := fmt.Sprintf("/%.1f kB", float64(fi.Size())/1000) // the bar's SI units
+	for _, want := range []string{"basic.pcap", "0%", size} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("progress %q lacks %q", errOut, want)
 		}

@@ -36,6 +36,13 @@ func (sd *StreamDecoder) feed(st *stream, data []byte, ts time.Time) {
 				st.skipAhead -= k
 				data = data[k:]
 			}
+			if st.skipAhead == 0 && st.syncAfter {
+				// The rest of a damaged frame is skipped: the next frame
+				// starts here.
+				sd.endRun(st, ts)
+				st.resync, st.syncAfter, st.scan, st.cands = false, false, 0, st.cands[:0]
+				continue
+			}
 			st.buf = append(st.buf, data...)
 			data = nil
 		case len(st.buf) > 0:
@@ -149,7 +156,7 @@ const maxCandidates = 256
 // enterResync starts a skipped run at buf[0] (st.offset); scanning for a
 // frame starts at buf[from].
 func (st *stream) enterResync(cause *Problem, from int, why string) {
-	st.resync = true
+	st.resync, st.syncAfter = true, false
 	st.scan = from
 	st.cands = st.cands[:0]
 	st.runStart = st.offset

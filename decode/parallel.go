@@ -240,6 +240,13 @@ func (p *ParallelStreamDecoder) OutOfWindow(c *reassembly.Conn, d reassembly.Dir
 	p.StreamDecoder.OutOfWindow(c, d, n, ts)
 }
 
+// Pending is StreamDecoder.Pending, under p.mu.
+func (p *ParallelStreamDecoder) Pending(c *reassembly.Conn, d reassembly.Dir) bool {
+	p.lock()
+	defer p.unlock()
+	return p.StreamDecoder.Pending(c, d)
+}
+
 // Conflict is StreamDecoder.Conflict, under p.mu.
 func (p *ParallelStreamDecoder) Conflict(c *reassembly.Conn, d reassembly.Dir, off, n int64, ts time.Time) {
 	p.lock()

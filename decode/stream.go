@@ -54,11 +54,17 @@ type stream struct {
 	scan      int         // first position of buf not examined yet
 	cands     []candidate // positions of buf that may start a frame
 	skipAhead int64       // bytes still to skip before scanning (rest of a frame cut by a gap)
-	run       int64       // bytes skipped in the current run, not yet reported
+	// syncAfter: the bytes to skip end where a damaged frame (named at a
+	// gap) ends, so the stream is in sync again after them, without a scan.
+	syncAfter bool
+	run       int64 // bytes skipped in the current run, not yet reported
 	runStart  int64
 	cause     *Problem // problem that started the run
 	why       string   // what the skipped bytes were
 
+	// lastTS is the capture time of the stream's last bytes (the time of
+	// a frame named damaged at a gap: its captured bytes came then).
+	lastTS time.Time
 	// conflicts are retransmission conflicts reported for bytes not yet
 	// in a frame (at most maxConflicts); recent are the last frames
 	// emitted, to name the one a later conflict falls in.
@@ -177,6 +183,7 @@ func (sd *StreamDecoder) stream(c *reassembly.Conn, d reassembly.Dir, ts time.Ti
 func (sd *StreamDecoder) Data(c *reassembly.Conn, d reassembly.Dir, data []byte, ts time.Time) {
 	st := sd.stream(c, d, ts)
 	st.stats.Seen += int64(len(data))
+	st.lastTS = ts
 	if st.tls {
 		st.stats.Ignored += int64(len(data))
 		st.offset += int64(len(data))
@@ -236,6 +243,19 @@ func (sd *StreamDecoder) OutOfWindow(c *reassembly.Conn, d reassembly.Dir, n int
 	e.Detail = fmt.Sprintf("segment of %d bytes ignored: its sequence number is more than 2^30 bytes from the next expected byte (offset %d)", n, st.offset)
 	e.Problems = append(e.Problems, Problem{Code: CodeSegmentOutOfWindow, Detail: e.Detail})
 	sd.toSink(nil, e)
+}
+
+// Pending reports whether direction d of connection c holds the start of
+// a frame waiting for more bytes (reassembly.PendingHandler), or is
+// skipping the rest of one: bytes the peer acknowledged are then declared
+// lost at once, and the frame named in capture order.
+func (sd *StreamDecoder) Pending(c *reassembly.Conn, d reassembly.Dir) bool {
+	cs, ok := sd.conns[c]
+	if !ok || d > reassembly.ServerToClient {
+		return false
+	}
+	st := &cs.streams[d]
+	return !st.tls && (!st.resync && len(st.buf) > 0 || st.resync && st.skipAhead > 0)
 }
 
 // Conflict reports a retransmission that carried other bytes than the
@@ -316,28 +336,37 @@ func (sd *StreamDecoder) GapWithReason(c *reassembly.Conn, d reassembly.Dir, n i
 		return
 	}
 	var skipAhead int64
+	// inSync: the gap ends where a frame named damaged ends, or within
+	// its rest: where the next frame starts is known.
+	inSync := false
 	switch {
 	case st.resync:
 		if st.skipAhead > n {
 			skipAhead = st.skipAhead - n
 		}
+		inSync = st.syncAfter && st.skipAhead >= n
 		st.drop(len(st.buf))
 		sd.endRun(st, ts)
 	case damagedFrame(st.buf, sd.opts.MaxFrameSize):
 		// Its header and command were captured: the frame is named, with
 		// the bytes the gap took from it; the rest of it after the gap is
-		// skipped.
+		// skipped, and the stream goes on in sync after it.
 		rest := int64(be32(st.buf)) + 4 - int64(len(st.buf))
 		if rest > n {
 			skipAhead = rest - n
 		}
-		sd.emitLost(st, st.buf, min(rest, n), ts)
+		inSync = rest >= n
+		sd.emitLost(st, st.buf, min(rest, n), st.lastTS)
 		st.buf = st.buf[:0]
 	case len(st.buf) > 0:
 		if len(st.buf) >= 4 {
-			if rest := int64(be32(st.buf)) + 4 - int64(len(st.buf)); rest > n {
+			rest := int64(be32(st.buf)) + 4 - int64(len(st.buf))
+			if rest > n {
 				skipAhead = rest - n
 			}
+			// A header that can be trusted says where the next frame
+			// starts: in sync again after the frame's rest.
+			inSync = len(st.buf) >= 8 && headerProblem(st.buf, sd.opts.MaxFrameSize) == nil && rest >= n
 		}
 		st.enterResync(nil, 0, "partial frame cut by a gap")
 		st.drop(len(st.buf))
@@ -357,12 +386,17 @@ func (sd *StreamDecoder) GapWithReason(c *reassembly.Conn, d reassembly.Dir, n i
 	e.Problems = append(e.Problems, Problem{Code: CodeBytesLost, Detail: e.Detail})
 	sd.toSink(nil, e)
 	st.offset += n
+	if inSync && skipAhead == 0 {
+		st.resync, st.syncAfter = false, false
+		return
+	}
 	why := "resynchronising after a gap"
 	if skipAhead > 0 {
 		why = "rest of a frame cut by a gap"
 	}
 	st.enterResync(nil, 0, why)
 	st.skipAhead = skipAhead
+	st.syncAfter = inSync
 }
 
 // damagedFrame reports whether buf, the start of a frame cut by a gap,

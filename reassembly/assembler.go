@@ -78,6 +78,7 @@ type Assembler struct {
 	gapH  GapReasonHandler
 	oowH  OutOfWindowHandler
 	confH ConflictHandler
+	pendH PendingHandler
 	roles []uint8 // by port: roleNone, rolePulsar, roleTLS
 
 	conns map[connKey]*stream
@@ -125,6 +126,7 @@ func New(h Handler, opts Options) *Assembler {
 	a.gapH, _ = h.(GapReasonHandler)
 	a.oowH, _ = h.(OutOfWindowHandler)
 	a.confH, _ = h.(ConflictHandler)
+	a.pendH, _ = h.(PendingHandler)
 	for _, p := range opts.Ports {
 		a.roles[p] = rolePulsar
 	}

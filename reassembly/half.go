@@ -27,6 +27,11 @@ type half struct {
 	// SYN and FIN show that the other direction sent data.
 	firstAck uint32
 	hasAck   bool
+	// ackedTo is the highest acknowledgement of this direction's bytes
+	// beyond next that the peer sent (acked): the receiver has every byte
+	// before it.
+	ackedTo uint32
+	acked   bool
 	// ooo are the segments (parts of them, never overlapping) that came
 	// ahead of the next byte, in stream order, each with its capture time.
 	ooo []qseg
@@ -77,6 +82,9 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // a segment farther than that from the next expected byte is no part of the
 // stream.
 const maxWindow = 1 << 30
+
+// waiting reports whether data or a FIN waits ahead of the next byte.
+func (h *half) waiting() bool { return len(h.ooo) > 0 || h.finQueued && !h.closed }
 
 func (h *half) start(seq uint32) {
 	h.started, h.next = true, seq
@@ -160,6 +168,13 @@ func (s *stream) data(g int, seq uint32, data []byte, lost int, fin bool) {
 	s.drain(g, false)
 	if s.state != stateActive {
 		return
+	}
+	if past := int32(h.ackedTo - h.next); h.acked && past > 0 && past <= maxWindow && h.waiting() {
+		// The peer acknowledged past the hole before this data came.
+		s.giveUpTo(g, h.off+int64(past))
+		if s.state != stateActive {
+			return
+		}
 	}
 	s.own(g)
 	s.checkLimits(g)

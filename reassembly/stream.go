@@ -276,7 +276,16 @@ func (s *stream) acked(g int, ack uint32) {
 	if past <= 0 || past > maxWindow {
 		return
 	}
-	s.giveUpTo(1-g, o.off+int64(past))
+	if !o.acked || int32(ack-o.ackedTo) > 0 {
+		o.ackedTo, o.acked = ack, true
+	}
+	if o.waiting() || s.a.pendH != nil && !s.tls && s.a.pendH.Pending(&s.conn, s.dir(1-g)) {
+		// Data (or a FIN) waits behind the hole, or the Handler holds a
+		// frame that needs its bytes: declare it now. Otherwise the hole
+		// holds nothing back; it is declared when data comes after it
+		// (data), or at the end (end).
+		s.giveUpTo(1-g, o.off+int64(past))
+	}
 }
 
 // end ends the connection: what its halves still queue is delivered after
@@ -301,6 +310,7 @@ func (s *stream) end(reason CloseReason, gr GapReason, ts time.Time) {
 	}
 	s.ending = true
 	s.giveUpAll(gr, ts)
+	s.lostTails(ts)
 	if reason != CloseRST && reason != CloseReused && s.finished() {
 		reason = CloseFIN
 	}
@@ -321,6 +331,27 @@ func (s *stream) end(reason CloseReason, gr GapReason, ts time.Time) {
 		// later make a new connection, decoded from where they start.
 		if a.conns[s.key] == s {
 			delete(a.conns, s.key)
+		}
+	}
+}
+
+// lostTails reports, at the end of a connection, the bytes at the end of
+// each direction that the peer acknowledged but the capture does not hold.
+// The acknowledgement of a FIN the capture missed counts one sequence
+// number more than the bytes: when no FIN of the direction was captured,
+// the last acknowledged sequence number is taken for it.
+func (s *stream) lostTails(ts time.Time) {
+	for g := range s.half {
+		h := &s.half[g]
+		if !h.acked || h.closed || s.state != stateActive {
+			continue
+		}
+		n := int64(int32(h.ackedTo - h.next))
+		if !h.fin {
+			n--
+		}
+		if n > 0 {
+			s.giveUpTo(g, h.off+n)
 		}
 	}
 }

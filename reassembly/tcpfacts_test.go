@@ -76,7 +76,7 @@ func TestTCPFacts(t *testing.T) {
 			check: func(t *testing.T, s Stats) { expectEqual(t, "acked gaps", s.AckedGaps, 1) },
 		},
 		{
-			name: "lost tail acknowledged: the gap comes at once and the next segment is in order",
+			name: "lost tail acknowledged: declared when data comes after it, which is then in order",
 			pkts: join(hs(1000, 5000, 0), []pkt{
 				{from: cli, to: srv, seq: c1, flags: "A", ack: s1, data: "aaaa", at: ms(1)},
 				{from: srv, to: cli, seq: s1, flags: "A", ack: c1 + 8, data: "resp", at: ms(2)},
@@ -84,10 +84,28 @@ func TestTCPFacts(t *testing.T) {
 			}),
 			events: []string{
 				`data 1 c2s "aaaa" @1`,
-				"gap 1 c2s 4 (not captured, though the receiver acknowledged them) @2",
 				`data 1 s2c "resp" @2`,
+				"gap 1 c2s 4 (not captured, though the receiver acknowledged them) @3",
 				`data 1 c2s "cccc" @3`,
 				"close 1 end-of-capture @3",
+			},
+		},
+		{
+			name: "lost tails acknowledged, reported at the end: data, and a FIN the capture missed",
+			pkts: join(hs(1000, 5000, 0), []pkt{
+				{from: cli, to: srv, seq: c1, flags: "A", ack: s1, data: "aaaa", at: ms(1)},
+				// c1+4 "bbbb" and the client's FIN lost; the server acknowledges both.
+				{from: srv, to: cli, seq: s1, flags: "A", ack: c1 + 9, data: "resp", at: ms(2)},
+				// The server's last 2 bytes lost, and its FIN captured: acknowledged.
+				{from: srv, to: cli, seq: s1 + 6, flags: "FA", ack: c1 + 9, at: ms(3)},
+				{from: cli, to: srv, seq: c1 + 9, flags: "A", ack: s1 + 7, at: ms(4)},
+			}),
+			events: []string{
+				`data 1 c2s "aaaa" @1`,
+				`data 1 s2c "resp" @2`,
+				"gap 1 s2c 2 (not captured, though the receiver acknowledged them) @4",
+				"gap 1 c2s 4 (not captured, though the receiver acknowledged them) @4",
+				"close 1 end-of-capture @4",
 			},
 		},
 		{

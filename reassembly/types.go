@@ -177,3 +177,14 @@ type GapReasonHandler interface {
 type ConflictHandler interface {
 	Conflict(c *Conn, d Dir, off, n int64, ts time.Time)
 }
+
+// PendingHandler is an optional interface of a Handler that holds the
+// start of a unit (a frame) of direction d still waiting for bytes. When
+// the peer acknowledges bytes beyond the next one, while nothing captured
+// waits behind them, the reassembler asks it: if it holds such a start,
+// the missing bytes are declared lost at once (GapAcked), so that the
+// unit is reported in capture order; otherwise they are declared when
+// data comes after them, or at the end.
+type PendingHandler interface {
+	Pending(c *Conn, d Dir) bool
+}

@@ -23,7 +23,7 @@ else
   out=$2
 fi
 case $scenario in
-  basic|batching-compression|chunking|partitioned|subscriptions|errors|many|any|auth|encryption|concurrent|bulk) ;;
+  basic|batching-compression|chunking|large|partitioned|subscriptions|errors|many|any|auth|encryption|concurrent|bulk) ;;
   basic-batching|basic-lz4|basic-extra|basic-producer-error|basic-slow-lookup) ;; # variants of basic for pulsarscope diff
   *) echo "unknown scenario $scenario" >&2; usage ;;
 esac
@@ -63,7 +63,7 @@ iface=lo
 linkopt=()
 if [ "$scenario" = any ]; then iface=any; linkopt=(-y LINUX_SLL2); fi
 bufopt=()
-if [ "$scenario" = bulk ]; then bufopt=(-B 65536); fi
+case $scenario in bulk|large) bufopt=(-B 65536) ;; esac
 brokeropts=()
 case $scenario in
   batching-compression|partitioned) brokeropts+=(-entry-metadata) ;;

@@ -125,6 +125,13 @@ func analyze(c *Capture, ports []uint16) *analysis {
 			k = key{v.dst, v.src}
 		}
 		cn := byKey[k]
+		if cn != nil && v.flags&(tcpSYN|tcpACK) == tcpSYN {
+			// A SYN with a new initial sequence number on the 4-tuple is
+			// another connection (port reuse), as pulsarscope sees it.
+			if st := cn.streams[C2S]; v.src != cn.client || !st.synSeen || st.base != v.seq+1 {
+				cn = nil
+			}
+		}
 		if cn == nil {
 			cn = &conn{id: len(a.conns) + 1, client: v.src, server: v.dst}
 			switch {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -16,8 +17,12 @@ type Expect struct {
 	Command string
 	Entries []*Entry
 	// BaseExpect is the base capture's .expect.json (nil when absent);
-	// its frame and connection counts are carried over.
+	// its frame and connection counts are carried over, and its pairs
+	// (which frame the broker answered with which), renumbered.
 	BaseExpect []byte
+	// InConns and OutConns are the connections of the input and of the
+	// output (Connections), to carry the base's pairs over.
+	InConns, OutConns []ConnInfo
 }
 
 // isCountKey reports whether a key of the base's expect file is a count of
@@ -33,7 +38,7 @@ func isCountKey(k string) bool {
 
 // adjustCount returns the base's count key minus what the destroyed frames
 // take away, and false when that cannot be known.
-func adjustCount(key string, val any, destroyed []FrameRef) (any, bool) {
+func adjustCount(key string, val any, destroyed, added []FrameRef, addedConns int) (any, bool) {
 	count := func(pred func(FrameRef) bool) int64 {
 		var n int64
 		for _, d := range destroyed {
@@ -44,7 +49,10 @@ func adjustCount(key string, val any, destroyed []FrameRef) (any, bool) {
 		return n
 	}
 	if m, ok := val.(map[string]any); ok && key == "frames" {
-		return adjustFrames(m, destroyed)
+		return adjustFrames(m, destroyed, added)
+	}
+	if len(added) > 0 {
+		return adjustAdded(key, val, added, addedConns)
 	}
 	num, ok := val.(json.Number)
 	if !ok {
@@ -78,7 +86,7 @@ func adjustCount(key string, val any, destroyed []FrameRef) (any, bool) {
 
 // adjustFrames subtracts the destroyed frames from a frame count by type,
 // either flat ({"SEND": n}) or by direction ({"c2s": {"SEND": n}}).
-func adjustFrames(m map[string]any, destroyed []FrameRef) (any, bool) {
+func adjustFrames(m map[string]any, destroyed, added []FrameRef) (any, bool) {
 	out := map[string]any{}
 	byDir := false
 	for k, v := range m {
@@ -127,7 +135,61 @@ func adjustFrames(m map[string]any, destroyed []FrameRef) (any, bool) {
 			counts[d.Type] = n - 1
 		}
 	}
+	for _, d := range added {
+		counts := out
+		if byDir {
+			inner, ok := out[d.Dir].(map[string]any)
+			if !ok {
+				return nil, false
+			}
+			counts = inner
+		}
+		n, _ := counts[d.Type].(int64)
+		counts[d.Type] = n + 1
+	}
 	return out, true
+}
+
+// adjustAdded returns the base's count key plus what the added frames
+// (and connections) bring, and false when that cannot be known.
+func adjustAdded(key string, val any, added []FrameRef, addedConns int) (any, bool) {
+	num, ok := val.(json.Number)
+	if !ok {
+		return nil, false
+	}
+	n, err := num.Int64()
+	if err != nil {
+		return nil, false
+	}
+	count := func(pred func(FrameRef) bool) int64 {
+		var k int64
+		for _, d := range added {
+			if pred(d) {
+				k++
+			}
+		}
+		return k
+	}
+	switch key {
+	case "connections":
+		return n + int64(addedConns), true
+	case "frames_total":
+		return n + int64(len(added)), true
+	case "payload_frames":
+		return n + count(func(d FrameRef) bool { return d.payload }), true
+	case "checksummed_payload_frames":
+		return n + count(func(d FrameRef) bool { return d.checksum }), true
+	case "broker_entry_metadata_frames":
+		return n + count(func(d FrameRef) bool { return d.bem }), true
+	case "chunk_frames":
+		return n + count(func(d FrameRef) bool { return d.chunk }), true
+	case "batch_entries":
+		for _, d := range added {
+			n += int64(d.batch)
+		}
+		return n, true
+	}
+	return nil, false
 }
 
 // kv is one key of a JSON object, in order.
@@ -163,10 +225,19 @@ func orderedKeys(b []byte) ([]kv, error) {
 func (x *Expect) MarshalJSON() ([]byte, error) {
 	fields := []kv{{"file", x.File}, {"base", x.Base}, {"command", x.Command}}
 	var flags []string
-	var destroyed []FrameRef
+	var destroyed, damaged, added []FrameRef
+	addedConns := 0
 	for _, e := range x.Entries {
 		flags = append(flags, e.NeedsFlags...)
-		destroyed = append(destroyed, e.FramesDestroyed...)
+		for _, d := range e.FramesDestroyed {
+			if d.Lost == "damaged" {
+				damaged = append(damaged, d)
+			} else {
+				destroyed = append(destroyed, d)
+			}
+		}
+		added = append(added, e.FramesAdded...)
+		addedConns += e.ConnectionsAdded
 	}
 	if len(flags) > 0 {
 		fields = append(fields, kv{"needs_flags", flags})
@@ -177,16 +248,30 @@ func (x *Expect) MarshalJSON() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
+		changed := len(destroyed) > 0 || len(added) > 0 || len(damaged) > 0
 		var notCopied []string
 		for _, f := range base {
+			if f.key == "pairs" {
+				if pairs, ok := x.carryPairs(f.val, destroyed); ok {
+					fields = append(fields, kv{"pairs", pairs})
+				} else {
+					notCopied = append(notCopied, f.key)
+				}
+				continue
+			}
 			if !isCountKey(f.key) {
 				continue
 			}
-			if len(destroyed) == 0 {
+			if !changed {
 				fields = append(fields, f)
 				continue
 			}
-			if v, ok := adjustCount(f.key, f.val, destroyed); ok {
+			gone := destroyed
+			if f.key != "frames" && f.key != "frames_total" && f.key != "connections" {
+				// A damaged frame is still a frame, without its payload.
+				gone = append(slices.Clone(destroyed), damaged...)
+			}
+			if v, ok := adjustCount(f.key, f.val, gone, added, addedConns); ok {
 				fields = append(fields, kv{f.key, v})
 			} else {
 				notCopied = append(notCopied, f.key)
@@ -194,7 +279,24 @@ func (x *Expect) MarshalJSON() ([]byte, error) {
 		}
 		if len(destroyed) > 0 {
 			fields = append(fields, kv{"frames_destroyed_total", len(destroyed)})
+		}
+		if len(damaged) > 0 {
+			fields = append(fields, kv{"frames_damaged_total", len(damaged)})
+		}
+		if len(added) > 0 {
+			fields = append(fields, kv{"frames_added_total", len(added)})
+		}
+		if changed || len(notCopied) > 0 {
 			note := "counts of the base minus the frames_destroyed of the faults"
+			switch {
+			case len(added) > 0 && len(destroyed) > 0:
+				note = "counts of the base minus the frames_destroyed, plus the frames_added, of the faults"
+			case len(added) > 0:
+				note = "counts of the base plus the frames_added of the faults"
+			}
+			if len(damaged) > 0 {
+				note += " (a damaged frame counts as a frame of its type, not as a payload frame)"
+			}
 			if len(notCopied) > 0 {
 				note += "; not carried over (they change): " + strings.Join(notCopied, ", ")
 			}
@@ -244,4 +346,96 @@ func WriteJSON(w io.Writer, v any) error {
 		return fmt.Errorf("writing JSON: %w", err)
 	}
 	return nil
+}
+
+// Pair is one request/response pair the lab's broker logged: frames
+// numbered 1-based per connection and direction, the connection named by
+// its client address and, when several connections share it (port
+// reuse), Instance (1-based, in order; 0 means 1).
+type Pair struct {
+	Client   string `json:"client"`
+	Instance int    `json:"instance,omitempty"`
+	Request  int    `json:"request"`
+	Response int    `json:"response"`
+}
+
+// carryPairs returns the base's pairs as they are in the output: pairs
+// whose request or response frame the faults destroyed are left out, the
+// other frames of those streams renumbered, clients renamed to the
+// output's addresses, and the pairs of every copied connection (reuse)
+// added for its copy. It returns false when the connections cannot be
+// matched.
+func (x *Expect) carryPairs(val any, destroyed []FrameRef) ([]Pair, bool) {
+	raw, err := json.Marshal(val)
+	if err != nil {
+		return nil, false
+	}
+	var pairs []Pair
+	if err := json.Unmarshal(raw, &pairs); err != nil || len(x.InConns) == 0 || len(x.OutConns) < len(x.InConns) {
+		return nil, false
+	}
+	connOf := map[string]int{}
+	for _, c := range x.InConns {
+		connOf[c.Client] = c.ID
+	}
+	gone := map[[3]int]bool{}
+	for _, d := range destroyed {
+		gone[[3]int{d.Conn, dirIndex(d.Dir), d.Index}] = true
+	}
+	renumber := func(conn, dir, index int) (int, bool) {
+		if gone[[3]int{conn, dir, index}] {
+			return 0, false
+		}
+		n := index
+		for k := range gone {
+			if k[0] == conn && k[1] == dir && k[2] < index {
+				n--
+			}
+		}
+		return n, true
+	}
+	out := []Pair{}
+	for _, p := range pairs {
+		id, ok := connOf[p.Client]
+		if !ok {
+			return nil, false
+		}
+		req, ok1 := renumber(id, 0, p.Request)
+		resp, ok2 := renumber(id, 1, p.Response)
+		if !ok1 || !ok2 {
+			continue
+		}
+		out = append(out, Pair{Client: x.OutConns[id-1].Client, Request: req, Response: resp})
+	}
+	// Copies of connections (reuse): the same pairs, for the copy.
+	instances := map[string]int{}
+	for _, c := range x.OutConns {
+		instances[c.Client]++
+		if c.ID <= len(x.InConns) || instances[c.Client] < 2 {
+			continue
+		}
+		for _, e := range x.Entries {
+			if e.ConnectionsAdded == 0 {
+				continue
+			}
+			orig := x.OutConns[e.Conn-1].Client
+			if orig != c.Client {
+				continue
+			}
+			for _, p := range out {
+				if p.Client == orig && p.Instance == 0 {
+					out = append(out, Pair{Client: c.Client, Instance: instances[c.Client], Request: p.Request, Response: p.Response})
+				}
+			}
+		}
+	}
+	return out, true
+}
+
+// dirIndex is 0 for "c2s", 1 for "s2c".
+func dirIndex(d string) int {
+	if d == "s2c" {
+		return 1
+	}
+	return 0
 }

@@ -15,6 +15,8 @@ const (
 	ProblemBytesSkipped     = "bytes-skipped"
 	ProblemFrameTooLarge    = "frame-too-large"
 	ProblemTruncatedFrame   = "truncated-frame"
+	// ProblemRetransmissionConflict: a retransmission with other bytes.
+	ProblemRetransmissionConflict = "retransmission-conflict"
 )
 
 // maxFrameSize is pulsarscope's default limit on 4 + totalSize
@@ -39,8 +41,11 @@ type FrameRef struct {
 	Type   string `json:"frame_type"`
 	Offset int64  `json:"stream_offset"`
 	// Lost says how the frame is affected: "absent" (none of its bytes
-	// remain), "partial" (some bytes are missing) or "invalid" (all bytes
-	// present but the frame cannot be decoded).
+	// remain), "partial" (some bytes are missing, its header or command
+	// among them), "damaged" (bytes after its header and command are
+	// missing: pulsarscope still reports it, as a frame with a bytes-lost
+	// problem; not counted as destroyed) or "invalid" (all bytes present
+	// but the frame cannot be decoded).
 	Lost string `json:"lost"`
 
 	// payload, checksum and bem say whether the frame has a payload, a
@@ -85,6 +90,10 @@ type Entry struct {
 	New string `json:"new,omitempty"`
 	// FramesDestroyed lists the frames the product cannot decode any more.
 	FramesDestroyed []FrameRef `json:"frames_destroyed,omitempty"`
+	// FramesAdded lists the frames added (by a copy of a connection, reuse)
+	// and ConnectionsAdded the connections.
+	FramesAdded      []FrameRef `json:"frames_added,omitempty"`
+	ConnectionsAdded int        `json:"connections_added,omitempty"`
 	// ExpectProblems are the problem codes the fault must provoke;
 	// MayProblems ones it may provoke in addition.
 	ExpectProblems []string `json:"expect_problems"`
@@ -144,6 +153,12 @@ func Apply(c *Capture, specs []Spec, opts Options) ([]*Entry, error) {
 			e, err = vlan(c, sp)
 		case KindFixChecksums:
 			e, err = fixAllChecksums(c)
+		case KindReuse:
+			e, err = reuse(c, a, sp)
+		case KindConflict:
+			e, err = conflict(c, a, sp)
+		case KindSnaplen:
+			e, err = snaplen(c, a, sp)
 		case KindPcapng:
 			e = &Entry{Detail: fmt.Sprintf("written as pcapng (one interface, link type %s, nanosecond timestamps); packets unchanged", linkName(c.LinkType))}
 			c.Format = FormatPcapng

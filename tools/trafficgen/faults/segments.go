@@ -115,6 +115,27 @@ func selectSegment(c *Capture, a *analysis, sp Spec) (int, *Entry, error) {
 		}
 		st, off, sel = s, f.off, f
 	}
+	if sp.has("seg") {
+		// The K-th segment carrying bytes of the selected frame.
+		if sel == nil {
+			return 0, nil, fmt.Errorf("seg= needs a frame (type=, nth=, frame=)")
+		}
+		k, err := sp.int("seg", 1)
+		if err != nil {
+			return 0, nil, err
+		}
+		var in []*seg
+		for _, s := range st.segs {
+			if s.off < sel.end() && s.off+int64(s.v.capLen) > sel.off && !slices.ContainsFunc(in, func(t *seg) bool { return t.off == s.off }) {
+				in = append(in, s)
+			}
+		}
+		slices.SortFunc(in, func(x, y *seg) int { return int(x.off - y.off) })
+		if k < 1 || int(k) > len(in) {
+			return 0, nil, fmt.Errorf("seg=%d: frame #%d %s is carried by %d segments", k, sel.index, sel.typeName(), len(in))
+		}
+		off = in[k-1].off
+	}
 	cs := st.carriers(off)
 	if len(cs) == 0 {
 		return 0, nil, fmt.Errorf("no captured packet carries stream offset %d", off)
@@ -216,12 +237,10 @@ func drop(c *Capture, a *analysis, sp Spec) (*Entry, error) {
 	e.Bytes = lost
 	e.ExpectProblems = []string{ProblemBytesLost}
 	fs := framesIn(st, lostFrom, lostTo)
-	for _, f := range fs {
-		how := "partial"
-		if f.off >= lostFrom && f.end() <= lostTo {
-			how = "absent"
-		}
-		e.FramesDestroyed = append(e.FramesDestroyed, ref(s.conn, s.dir, f, how))
+	refs, skipped := lossEffects(s.conn, s.dir, st, lostFrom, lostTo)
+	e.FramesDestroyed = refs
+	if skipped {
+		e.ExpectProblems = append(e.ExpectProblems, ProblemBytesSkipped)
 	}
 	aligned := len(fs) > 0 && fs[0].off == lostFrom && fs[len(fs)-1].end() == lostTo
 	var names []string
@@ -231,7 +250,9 @@ func drop(c *Capture, a *analysis, sp Spec) (*Entry, error) {
 	e.Detail = fmt.Sprintf("dropped packet %d: %d bytes of conn %d %s lost at stream offset %d (frames %s)",
 		e.Packet, lost, e.Conn, e.Dir, lostFrom, strings.Join(names, ", "))
 	if !aligned {
-		e.MayProblems = []string{ProblemBytesSkipped}
+		if !skipped {
+			e.MayProblems = []string{ProblemBytesSkipped}
+		}
 		e.Detail += "; the gap is not on frame boundaries, so decoding resumes mid-frame"
 	} else {
 		e.Detail += "; the gap covers whole frames, decoding resumes at the next frame"
@@ -296,6 +317,30 @@ func ackedBefore(a *analysis, idx, to int) int {
 		}
 	}
 	return -1
+}
+
+// lossEffects classifies the frames of stream st (of connection cn,
+// direction d) that the loss of stream bytes [from, to) hits, as
+// pulsarscope reports them: "absent" (all of it lost), "damaged" (its
+// header and command were captured before the loss: still a frame, named
+// with a bytes-lost problem) or "partial" (its start lost, or cut before
+// its command was whole: not decodable); skipped says the decoder skips
+// captured bytes because of the loss (a partial frame's captured start,
+// or a frame's rest after the loss).
+func lossEffects(cn *conn, d Dir, st *stream, from, to int64) (refs []FrameRef, skipped bool) {
+	for _, f := range framesIn(st, from, to) {
+		switch {
+		case f.off >= from && f.end() <= to:
+			refs = append(refs, ref(cn, d, f, "absent"))
+		case f.off < from && f.off+8+int64(f.commandSize) <= from:
+			refs = append(refs, ref(cn, d, f, "damaged"))
+			skipped = skipped || f.end() > to
+		default:
+			refs = append(refs, ref(cn, d, f, "partial"))
+			skipped = skipped || f.off < from || f.end() > to
+		}
+	}
+	return refs, skipped
 }
 
 // reorder moves one packet to just after another, later packet; the moved

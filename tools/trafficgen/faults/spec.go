@@ -22,11 +22,14 @@ const (
 	KindVLAN           = "vlan"
 	KindPcapng         = "pcapng"
 	KindFixChecksums   = "fix-checksums"
+	KindReuse          = "reuse"
+	KindConflict       = "conflict"
+	KindSnaplen        = "snaplen"
 )
 
 // segmentKeys are the selector keys of faults that target a segment.
 func segmentKeys() []string {
-	return []string{"packet", "conn", "dir", "offset", "frame", "type", "nth"}
+	return []string{"packet", "conn", "dir", "offset", "frame", "type", "nth", "seg"}
 }
 
 // frameKeys are the selector keys of faults that target a frame.
@@ -53,6 +56,12 @@ func allowedKeys(kind string) ([]string, bool) {
 		return []string{"id", "pcp"}, true
 	case KindPcapng, KindFixChecksums:
 		return nil, true
+	case KindReuse:
+		return []string{"conn", "close", "gap"}, true
+	case KindConflict:
+		return append(segmentKeys(), "at", "xor"), true
+	case KindSnaplen:
+		return []string{"len"}, true
 	}
 	return nil, false
 }

@@ -21,6 +21,8 @@ func Description(scenario string) string {
 		"batching-compression": "Batched producers, one per codec (NONE, LZ4, ZLIB, ZSTD, SNAPPY), 25 messages each in batches of up to 10, " +
 			"consumed and acked; MESSAGE payloads carry BrokerEntryMetadata (0x0e02).",
 		"chunking": "A 20000-byte message sent in 4 KB chunks (chunking on, batching off) between two small messages; the consumer reassembles it.",
+		"large": "Messages larger than a loopback TCP segment (64 KB): 300,000 and 150,000 bytes between two small messages " +
+			"(batching and chunking off), so that each large SEND and MESSAGE frame spans several segments; received and acked.",
 		"partitioned": "A 3-partition topic: partitioned metadata, one lookup per partition, a keyed batched producer (30 messages), " +
 			"a Failover consumer on every partition acking with response (ACK_RESPONSE); MESSAGE payloads carry BrokerEntryMetadata.",
 		"subscriptions": "On one connection: Exclusive (negative ack and redelivery with redelivery_count, GET_LAST_MESSAGE_ID, SEEK with broker-initiated " +

@@ -23,7 +23,7 @@ import (
 )
 
 // scenarioList names the scenarios the driver knows.
-const scenarioList = "basic, batching-compression, chunking, partitioned, subscriptions, errors, many, any, auth, encryption, concurrent, bulk; variants of basic for diff tests: basic-batching, basic-lz4, basic-extra, basic-producer-error, basic-slow-lookup"
+const scenarioList = "basic, batching-compression, chunking, large, partitioned, subscriptions, errors, many, any, auth, encryption, concurrent, bulk; variants of basic for diff tests: basic-batching, basic-lz4, basic-extra, basic-producer-error, basic-slow-lookup"
 
 func main() {
 	url := flag.String("url", "pulsar://127.0.0.1:6650", "broker service URL")
@@ -138,6 +138,8 @@ func (d *driver) run(ctx context.Context, scenario string, timeout time.Duration
 		return d.batchingCompression(ctx)
 	case "chunking":
 		return d.chunking(ctx)
+	case "large":
+		return d.large(ctx)
 	case "partitioned":
 		return d.partitioned(ctx)
 	case "subscriptions":

@@ -152,6 +152,54 @@ func (d *driver) chunking(ctx context.Context) error {
 	return nil
 }
 
+// large: messages larger than a loopback segment (64 KB), so that one
+// SEND and one MESSAGE frame span several TCP segments: 300,000 and
+// 150,000 bytes between two small messages, batching and chunking off.
+func (d *driver) large(ctx context.Context) error {
+	c, err := d.client()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	cs, err := d.consumer(c, pulsar.ConsumerOptions{Topic: "large", SubscriptionName: "large-sub", Type: pulsar.Exclusive})
+	if err != nil {
+		return err
+	}
+	p, err := d.producer(c, pulsar.ProducerOptions{Topic: "large", DisableBatching: true})
+	if err != nil {
+		return err
+	}
+	payload := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte('A' + i%23)
+		}
+		return b
+	}
+	payloads := [][]byte{[]byte("before the large messages"), payload(300000), payload(150000), []byte("after the large messages")}
+	for i, pl := range payloads {
+		if _, err := d.send(ctx, p, &pulsar.ProducerMessage{Payload: pl, Key: "large-key", Properties: map[string]string{"part": strconv.Itoa(i)}}); err != nil {
+			return err
+		}
+	}
+	i := 0
+	err = d.receive(ctx, cs, len(payloads), func(m pulsar.Message) error {
+		if !bytes.Equal(m.Payload(), payloads[i]) {
+			return fmt.Errorf("large: message %d has %d bytes, want %d", i, len(m.Payload()), len(payloads[i]))
+		}
+		i++
+		return d.ack(cs, m)
+	})
+	if err != nil {
+		return err
+	}
+	d.outcome("large-messages-received")
+	p.Close()
+	cs.Close()
+	d.expectCounts(int64(len(payloads)), int64(len(payloads)), int64(len(payloads)))
+	return nil
+}
+
 // partitioned: a 3-partition topic, keyed batched producer, one consumer per
 // partition (one Subscribe), acks with response.
 func (d *driver) partitioned(ctx context.Context) error {

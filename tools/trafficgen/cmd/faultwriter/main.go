@@ -7,8 +7,8 @@
 //
 // Fault specs are KIND[:key=value,...]; several -fault flags apply in order:
 //
-//	drop            packet=N | [conn=C,dir=c2s|s2c,] offset=X | frame=K | type=T[,nth=K]
-//	reorder         (segment selector as for drop)[,after=M]   move the packet after packet M (default: next data packet of its stream)
+//	drop            packet=N | [conn=C,dir=c2s|s2c,] offset=X | frame=K | type=T[,nth=K][,seg=S]   (seg: the S-th segment carrying the frame)
+//	reorder         (segment selector as for drop)[,after=M]   move the packet after packet M (default: next data packet of its stream; never past an ACK of its bytes)
 //	duplicate       (segment selector as for drop)[,after=M]   insert a copy after packet M (default: right after the original)
 //	cut-start       [conn=C,dir=D,]frame=K|type=T[,nth=K][,into=B]   start the connection B bytes into frame K (default: frame 2, middle)
 //	corrupt-payload [conn=C,dir=D,]frame=K|type=T[,nth=K][,at=auto|producer-name|metadata|payload|N][,xor=M]
@@ -16,6 +16,9 @@
 //	port-rewrite    [from=6650,][to=16650]
 //	ipv6            [mode=loopback|mapped|ula]
 //	vlan            [id=100,][pcp=0]
+//	conflict        (segment selector as for drop)[,at=N][,xor=M]   insert after it a retransmission with payload byte N (default: last) XORed with M (default 0xff)
+//	reuse           [conn=C,][close=fin|none|rst,][gap=1ms]   append a copy of connection C on the same 4-tuple with new ISNs (port reuse); close: how the first copy ends
+//	snaplen         [len=96]   cut every packet to its first len bytes (a capture's snap length)
 //	pcapng          write pcapng (also chosen by an -out name ending in .pcapng)
 //	fix-checksums   recompute the IPv4/TCP checksums of every packet (loopback captures have offloaded, invalid ones)
 //
@@ -117,6 +120,7 @@ func run(args []string, stdout io.Writer) error {
 		c.Format = faults.FormatPcapng
 	}
 	opts := faults.Options{Ports: []uint16{uint16(*port)}}
+	inConns := faults.Connections(c, opts)
 	entries, err := faults.Apply(c, parsed, opts)
 	if err != nil {
 		return err
@@ -140,7 +144,8 @@ func run(args []string, stdout io.Writer) error {
 	if *expectPath == "" {
 		return nil
 	}
-	x := &faults.Expect{File: filepath.Base(*out), Base: filepath.Base(*in), Command: *command, Entries: entries}
+	x := &faults.Expect{File: filepath.Base(*out), Base: filepath.Base(*in), Command: *command, Entries: entries,
+		InConns: inConns, OutConns: lg.Connections}
 	if x.Command == "" {
 		x.Command = "go run ./cmd/faultwriter " + shellJoin(args)
 	}
