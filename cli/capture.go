@@ -18,6 +18,7 @@ import (
 	"github.com/pulsarscope/pulsarscope/capture"
 	"github.com/pulsarscope/pulsarscope/capture/bpf"
 	"github.com/pulsarscope/pulsarscope/reassembly"
+	"github.com/pulsarscope/pulsarscope/render"
 	"github.com/pulsarscope/pulsarscope/track"
 )
 
@@ -288,6 +289,9 @@ func runCapture(ctx context.Context, e *env, o *captureOptions) error {
 		}
 		raw = capture.Tee(live, dumper)
 	}
+	// As tshark and dumpcap do: the capture is open, packets are kept
+	// from now on.
+	fmt.Fprintf(e.stderr, "Capturing on '%s'\n", render.Safe(o.iface))
 	if liveOpenHook != nil {
 		liveOpenHook(live)
 	}

@@ -91,6 +91,7 @@ type Assembler struct {
 
 	ts        time.Time // capture time of the segment being processed
 	now       time.Time // latest capture time seen (monotonic)
+	last      time.Time // latest packet time seen (Tick does not move it)
 	lastFlush time.Time
 	flushStep time.Duration
 	missing   int // payload bytes of the current segment not captured
@@ -171,6 +172,9 @@ func (a *Assembler) assemble(netFlow gopacket.Flow, tcp *layers.TCP, missing int
 	a.ts = ts
 	if ts.After(a.now) {
 		a.now = ts
+	}
+	if ts.After(a.last) {
+		a.last = ts
 	}
 	if a.lastFlush.IsZero() {
 		a.lastFlush = a.now
@@ -253,16 +257,21 @@ func (a *Assembler) Tick(now time.Time) {
 // FlushAll delivers everything still buffered (reporting the gaps before
 // it) and closes every open connection with CloseEndOfCapture (CloseFIN
 // when every direction seen had ended with a FIN), in the order they were
-// opened. Call it at the end of input; the Assembler can be used again
-// afterwards.
+// opened, at the time of the last packet (so that a live capture and the
+// file it wrote end the same, whatever Tick did after the last packet).
+// Call it at the end of input; the Assembler can be used again afterwards.
 func (a *Assembler) FlushAll() {
+	end := a.last
+	if end.IsZero() {
+		end = a.now
+	}
 	var open []*stream
 	for s := a.head; s != nil; s = s.next {
 		open = append(open, s)
 	}
 	slices.SortFunc(open, func(x, y *stream) int { return x.conn.ID - y.conn.ID })
 	for _, s := range open {
-		s.end(CloseEndOfCapture, GapNotCaptured, a.now)
+		s.end(CloseEndOfCapture, GapNotCaptured, end)
 	}
 	clear(a.conns)
 	a.tombs = a.tombs[:0]

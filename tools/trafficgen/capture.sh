@@ -23,7 +23,7 @@ else
   out=$2
 fi
 case $scenario in
-  basic|batching-compression|chunking|large|partitioned|subscriptions|errors|many|any|auth|encryption|concurrent|bulk) ;;
+  basic|keepalive|batching-compression|chunking|large|partitioned|subscriptions|errors|many|any|auth|encryption|concurrent|bulk) ;;
   basic-batching|basic-lz4|basic-extra|basic-producer-error|basic-slow-lookup) ;; # variants of basic for pulsarscope diff
   *) echo "unknown scenario $scenario" >&2; usage ;;
 esac
@@ -72,6 +72,7 @@ case $scenario in
   basic-slow-lookup) brokeropts+=(-delay LOOKUP=50ms) ;;
   auth) brokeropts+=(-auth-challenge) ;;
   concurrent) brokeropts+=(-partitions 16) ;;
+  keepalive) brokeropts+=(-delay PING=1200ms) ;;
 esac
 
 start=$(date +%s.%N)

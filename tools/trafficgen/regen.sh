@@ -15,7 +15,7 @@ trap 'rm -rf "$work"' EXIT
 (cd "$here" && go build -o "$work/broker" ./cmd/broker && go build -o "$work/driver" ./cmd/driver && go build -o "$work/labtool" ./cmd/labtool)
 export TRAFFICGEN_BIN=$work
 
-for s in basic batching-compression chunking large partitioned subscriptions errors many any auth encryption concurrent; do
+for s in basic keepalive batching-compression chunking large partitioned subscriptions errors many any auth encryption concurrent; do
   "$here/capture.sh" "$s" "testdata/pcaps/$s.pcap"
 done
 

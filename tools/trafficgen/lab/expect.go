@@ -18,6 +18,8 @@ func Description(scenario string) string {
 	return map[string]string{
 		"basic": "One unbatched producer and one Exclusive consumer on one connection: 10 messages with keys and properties, " +
 			"individual acks, PING/PONG from both sides, producer and consumer closed.",
+		"keepalive": "The basic flow, then 4 s idle, with the broker holding each PONG back 1.2 s: the client's PINGs (one a second) " +
+			"are at times two outstanding, and each PONG answers the oldest (the broker logs which).",
 		"batching-compression": "Batched producers, one per codec (NONE, LZ4, ZLIB, ZSTD, SNAPPY), 25 messages each in batches of up to 10, " +
 			"consumed and acked; MESSAGE payloads carry BrokerEntryMetadata (0x0e02).",
 		"chunking": "A 20000-byte message sent in 4 KB chunks (chunking on, batching off) between two small messages; the consumer reassembles it.",

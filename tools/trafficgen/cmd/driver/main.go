@@ -23,7 +23,7 @@ import (
 )
 
 // scenarioList names the scenarios the driver knows.
-const scenarioList = "basic, batching-compression, chunking, large, partitioned, subscriptions, errors, many, any, auth, encryption, concurrent, bulk; variants of basic for diff tests: basic-batching, basic-lz4, basic-extra, basic-producer-error, basic-slow-lookup"
+const scenarioList = "basic, keepalive, batching-compression, chunking, large, large-burst (not committed), partitioned, subscriptions, errors, many, any, auth, encryption, concurrent, bulk; variants of basic for diff tests: basic-batching, basic-lz4, basic-extra, basic-producer-error, basic-slow-lookup"
 
 func main() {
 	url := flag.String("url", "pulsar://127.0.0.1:6650", "broker service URL")
@@ -80,6 +80,9 @@ type Result struct {
 type driver struct {
 	url    string
 	logger plog.Logger
+	// linger is how long basic waits at its end for PING/PONG both ways
+	// (default 1.5 s).
+	linger time.Duration
 
 	sent, receipts, sendErrors, received, acks, cumulative, nacks, redelivered atomic.Int64
 	clients, producers, consumers                                              atomic.Int64
@@ -134,12 +137,19 @@ func (d *driver) run(ctx context.Context, scenario string, timeout time.Duration
 	switch scenario {
 	case "basic", "any":
 		return d.basic(ctx)
+	case "keepalive":
+		// The broker holds its PONGs back 1.2 s (capture.sh): with the
+		// client's PING every second, two are outstanding at times.
+		d.linger = 4 * time.Second
+		return d.basic(ctx)
 	case "batching-compression":
 		return d.batchingCompression(ctx)
 	case "chunking":
 		return d.chunking(ctx)
 	case "large":
-		return d.large(ctx)
+		return d.large(ctx, false)
+	case "large-burst":
+		return d.large(ctx, true)
 	case "partitioned":
 		return d.partitioned(ctx)
 	case "subscriptions":

@@ -49,7 +49,11 @@ func (d *driver) basic(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	time.Sleep(1500 * time.Millisecond) // let PING/PONG happen both ways
+	linger := d.linger
+	if linger == 0 {
+		linger = 1500 * time.Millisecond
+	}
+	time.Sleep(linger) // let PING/PONG happen both ways
 	p.Close()
 	cs.Close()
 	d.expectCounts(n, n, n)
@@ -155,7 +159,11 @@ func (d *driver) chunking(ctx context.Context) error {
 // large: messages larger than a loopback segment (64 KB), so that one
 // SEND and one MESSAGE frame span several TCP segments: 300,000 and
 // 150,000 bytes between two small messages, batching and chunking off.
-func (d *driver) large(ctx context.Context) error {
+//
+// With burst, the 300,000-byte message is sent 8 times more (about 5 MB on
+// one connection, more than a small capture buffer holds: the live-drop
+// test's traffic).
+func (d *driver) large(ctx context.Context, burst bool) error {
 	c, err := d.client()
 	if err != nil {
 		return err
@@ -177,9 +185,17 @@ func (d *driver) large(ctx context.Context) error {
 		return b
 	}
 	payloads := [][]byte{[]byte("before the large messages"), payload(300000), payload(150000), []byte("after the large messages")}
+	if burst {
+		for range 8 {
+			payloads = append(payloads, payload(300000))
+		}
+	}
 	for i, pl := range payloads {
 		if _, err := d.send(ctx, p, &pulsar.ProducerMessage{Payload: pl, Key: "large-key", Properties: map[string]string{"part": strconv.Itoa(i)}}); err != nil {
 			return err
+		}
+		if burst {
+			time.Sleep(100 * time.Millisecond) // spread over a second: a capture can resume in the middle
 		}
 	}
 	i := 0
