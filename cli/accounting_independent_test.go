@@ -171,23 +171,33 @@ func checkAccountingIndependent(t *testing.T, f string) {
 	}
 }
 
-// segmentTimes returns, per direction ("src>dst"), the captured segments'
-// payload ranges relative to the direction's first sequence number (after
-// the SYN) and their capture times, with eachSegment.
-func segmentTimes(tb testing.TB, path string) map[string][]segTime {
-	base := map[string]uint32{}
-	out := map[string][]segTime{}
+// segmentTimes returns, per direction ("src>dst") and per connection on
+// it in order (a new SYN with another sequence number starts the next:
+// port reuse), the captured segments' payload ranges relative to the
+// connection's first sequence number (after the SYN) and their capture
+// times, with eachSegment.
+func segmentTimes(tb testing.TB, path string) map[string][][]segTime {
+	type inst struct {
+		base uint32
+		syn  bool
+	}
+	cur := map[string]*inst{}
+	out := map[string][][]segTime{}
 	eachSegment(tb, path, func(key string, tcp *layers.TCP, ts time.Time) {
 		seq := tcp.Seq
 		if tcp.SYN {
 			seq++
 		}
-		if _, ok := base[key]; !ok {
-			base[key] = seq
+		in := cur[key]
+		if in == nil || tcp.SYN && (!in.syn || in.base != seq) {
+			in = &inst{base: seq, syn: tcp.SYN}
+			cur[key] = in
+			out[key] = append(out[key], nil)
 		}
 		if n := len(tcp.Payload); n > 0 {
-			start := int64(seq - base[key])
-			out[key] = append(out[key], segTime{start, start + int64(n), ts.UnixNano()})
+			start := int64(seq - in.base)
+			k := len(out[key]) - 1
+			out[key][k] = append(out[key][k], segTime{start, start + int64(n), ts.UnixNano()})
 		}
 	})
 	return out
@@ -198,52 +208,85 @@ type segTime struct {
 	ts         int64 // ns
 }
 
-// TestFrameTimesAfterLoss: in the captures with a lost segment, every
-// frame carries the capture time of the packet that brought its last byte
-// (the first copy of it), found with pcapgo alone: frames after the hole
-// keep their own packets' times, not the time the hole was given up.
+// TestFrameTimesAfterLoss: in every committed capture and fault variant
+// (lost, moved, duplicated, conflicting and cut segments, reused ports),
+// every frame carries the capture time of the packet that brought its
+// last byte (the first copy of it), found with pcapgo alone: frames after
+// a hole keep their own packets' times, not the time the hole was given
+// up. A frame cut by a gap carries the time of its last captured byte.
 func TestFrameTimesAfterLoss(t *testing.T) {
-	files, _ := filepath.Glob("../testdata/pcaps/*-drop.pcap")
-	if len(files) < 2 {
-		t.Fatalf("only %d drop captures", len(files))
-	}
-	for _, f := range files {
+	checkedFiles := 0
+	for _, exp := range loadExpectations(t) {
+		f := filepath.Join("../testdata/pcaps", exp.File)
 		segs := segmentTimes(t, f)
-		out, errOut, code := run(t, "read", "-o", "json", "--port", "16650", f)
+		args := exp.args("json")
+		out, errOut, code := run(t, args...)
 		if code != ExitOK {
 			t.Fatalf("%s: exit %d: %s", f, code, errOut)
 		}
+		instance := map[int]int{} // conn → its index among those on its 4-tuple
+		perKey := map[string]int{}
 		checked := 0
 		for _, line := range ndjsonLines(out) {
 			var r struct {
-				N      int       `json:"n"`
-				Ts     time.Time `json:"ts"`
-				Src    string    `json:"src"`
-				Dst    string    `json:"dst"`
-				Offset int64     `json:"offset"`
-				Size   int64     `json:"size"`
+				N       int       `json:"n"`
+				Event   string    `json:"event"`
+				Conn    int       `json:"conn"`
+				Ts      time.Time `json:"ts"`
+				Src     string    `json:"src"`
+				Dst     string    `json:"dst"`
+				Offset  int64     `json:"offset"`
+				Size    int64     `json:"size"`
+				Missing int64     `json:"missing"`
 			}
-			if json.Unmarshal(line, &r) != nil || r.N == 0 {
+			if json.Unmarshal(line, &r) != nil {
 				continue
+			}
+			if r.Event == "open" {
+				instance[r.Conn] = perKey[r.Src+">"+r.Dst]
+				perKey[r.Src+">"+r.Dst]++
+				continue
+			}
+			if r.N == 0 {
+				continue
+			}
+			key := r.Src + ">" + r.Dst
+			if _, ok := instance[r.Conn]; !ok {
+				t.Fatalf("%s: frame %d of connection %d before its open event", exp.File, r.N, r.Conn)
+			}
+			var conn []segTime
+			if i := instance[r.Conn]; i < len(segs[key]) {
+				conn = segs[key][i]
 			}
 			last := r.Offset + r.Size - 1
 			var want int64 = -1
-			for _, s := range segs[r.Src+">"+r.Dst] {
-				if s.start <= last && last < s.end {
-					want = s.ts
+			var latest segTime
+			for _, sg := range conn {
+				if sg.start <= last && last < sg.end {
+					want = sg.ts
 					break
 				}
+				if r.Missing > 0 && sg.start < last && sg.end > r.Offset && sg.end > latest.end {
+					latest = sg
+				}
+			}
+			if want < 0 && r.Missing > 0 && latest.end > 0 {
+				want = latest.ts // its last byte was not captured: its last captured one
 			}
 			if want < 0 {
-				t.Fatalf("%s: frame %d: no captured segment holds byte %d", filepath.Base(f), r.N, last)
+				t.Fatalf("%s: frame %d: no captured segment holds byte %d", exp.File, r.N, last)
 			}
 			if r.Ts.UnixNano() != want {
-				t.Errorf("%s: frame %d at %s, its last byte came at %s", filepath.Base(f), r.N, r.Ts.Format(time.RFC3339Nano), time.Unix(0, want).UTC().Format(time.RFC3339Nano))
+				t.Errorf("%s: frame %d at %s, its last byte came at %s", exp.File, r.N, r.Ts.Format(time.RFC3339Nano), time.Unix(0, want).UTC().Format(time.RFC3339Nano))
 			}
 			checked++
 		}
-		if checked < 50 {
-			t.Errorf("%s: only %d frames checked", f, checked)
+		if checked == 0 {
+			t.Errorf("%s: no frames checked", exp.File)
 		}
+		checkedFiles++
+	}
+	if checkedFiles < 35 {
+		t.Errorf("only %d captures checked", checkedFiles)
 	}
 }

@@ -350,7 +350,7 @@ func (d *Decoder) DecodeDamaged(raw []byte, lost int64) (f *Frame) {
 		f.region(RegionCommand, 8, end)
 		d.decodeCommand(f, raw[8:end], raw[8:end])
 	}
-	f.Missing = max(0, f.Size-len(raw))
+	f.Missing = int(min(lost, int64(max(0, f.Size-len(raw)))))
 	f.addProblem(CodeBytesLost, "%s: %d of %d bytes not captured (from byte %d of the frame)", frameIDs(f), lost, f.Size, len(raw))
 	return f
 }

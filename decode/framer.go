@@ -27,6 +27,16 @@ func headerProblem(b []byte, maxFrameSize int) *Problem {
 func (sd *StreamDecoder) feed(st *stream, data []byte, ts time.Time) {
 	for len(data) > 0 {
 		switch {
+		case st.dmg:
+			// The rest of a damaged frame: its bytes, then the frame.
+			k := min(st.skipAhead, int64(len(data)))
+			st.stats.InFrames += k
+			st.offset += k
+			st.skipAhead -= k
+			data = data[k:]
+			if st.skipAhead == 0 {
+				sd.emitDamaged(st, ts)
+			}
 		case st.resync:
 			if st.skipAhead > 0 {
 				k := min(st.skipAhead, int64(len(data)))
@@ -107,22 +117,34 @@ func (sd *StreamDecoder) fill(st *stream, data []byte, ts time.Time) []byte {
 // emit decodes one whole frame and hands it to the sink (or, in a
 // ParallelStreamDecoder, queues it for decoding).
 func (sd *StreamDecoder) emit(st *stream, raw []byte, ts time.Time) {
-	sd.emitLost(st, raw, 0, ts)
-}
-
-// emitLost is emit of a frame of which lost bytes after raw were not
-// captured (lost > 0: Decoder.DecodeDamaged); raw's bytes are in frames.
-func (sd *StreamDecoder) emitLost(st *stream, raw []byte, lost int64, ts time.Time) {
-	sd.n++
 	off := st.offset
 	st.offset += int64(len(raw))
+	sd.frameOut(st, raw, 0, off, ts)
+}
+
+// emitDamaged emits the damaged frame a stream holds (st.dmg): its
+// captured start in buf, at stream offset dmgOff, of which dmgLost bytes
+// were not captured (Decoder.DecodeDamaged); the bytes of its rest that
+// came are already counted in frames.
+func (sd *StreamDecoder) emitDamaged(st *stream, ts time.Time) {
+	st.dmg = false
+	sd.frameOut(st, st.buf, st.dmgLost, st.dmgOff, ts)
+	st.buf = st.buf[:0]
+}
+
+// frameOut numbers, counts and decodes (or queues) the frame whose
+// captured bytes are raw, at stream offset off; lost > 0: that many of
+// its bytes were not captured.
+func (sd *StreamDecoder) frameOut(st *stream, raw []byte, lost, off int64, ts time.Time) {
+	sd.n++
 	st.stats.InFrames += int64(len(raw))
 	st.stats.Frames++
-	st.recent[st.nrecent%len(st.recent)] = frameSpan{off, off + int64(len(raw)) + lost, sd.n}
+	end := off + int64(be32(raw)) + 4
+	st.recent[st.nrecent%len(st.recent)] = frameSpan{off, end, sd.n}
 	st.nrecent++
 	var conflict string
 	if len(st.conflicts) > 0 {
-		conflict = st.conflictIn(off, off+int64(len(raw))+lost)
+		conflict = st.conflictIn(off, end)
 	}
 	if sd.par != nil {
 		sd.par.frame(raw, lost, conflict, sd.n, ts, st.conn, st.dir, off)

@@ -54,13 +54,21 @@ type stream struct {
 	scan      int         // first position of buf not examined yet
 	cands     []candidate // positions of buf that may start a frame
 	skipAhead int64       // bytes still to skip before scanning (rest of a frame cut by a gap)
-	// syncAfter: the bytes to skip end where a damaged frame (named at a
-	// gap) ends, so the stream is in sync again after them, without a scan.
+	// syncAfter: the bytes to skip end where a frame whose header was
+	// captured ends, so the stream is in sync again after them, without a
+	// scan.
 	syncAfter bool
-	run       int64 // bytes skipped in the current run, not yet reported
-	runStart  int64
-	cause     *Problem // problem that started the run
-	why       string   // what the skipped bytes were
+	// dmg: buf holds the captured start (header and command) of a frame
+	// at stream offset dmgOff of which dmgLost bytes were in gaps; the
+	// skipAhead bytes of its rest are still to come, then it is emitted
+	// (emitDamaged).
+	dmg      bool
+	dmgOff   int64
+	dmgLost  int64
+	run      int64 // bytes skipped in the current run, not yet reported
+	runStart int64
+	cause    *Problem // problem that started the run
+	why      string   // what the skipped bytes were
 
 	// lastTS is the capture time of the stream's last bytes (the time of
 	// a frame named damaged at a gap: its captured bytes came then).
@@ -225,6 +233,9 @@ func (sd *StreamDecoder) rescue(st *stream, ts time.Time) {
 	if !st.resync {
 		st.runStart = st.offset
 	}
+	if st.dmg {
+		st.offset, st.dmg = st.dmgOff, false
+	}
 	st.resync, st.scan, st.skipAhead = true, 0, 0
 	st.cands = st.cands[:0]
 	st.cause = &p
@@ -255,7 +266,7 @@ func (sd *StreamDecoder) Pending(c *reassembly.Conn, d reassembly.Dir) bool {
 		return false
 	}
 	st := &cs.streams[d]
-	return !st.tls && (!st.resync && len(st.buf) > 0 || st.resync && st.skipAhead > 0)
+	return !st.tls && (st.dmg || !st.resync && len(st.buf) > 0 || st.resync && st.skipAhead > 0)
 }
 
 // Conflict reports a retransmission that carried other bytes than the
@@ -336,10 +347,21 @@ func (sd *StreamDecoder) GapWithReason(c *reassembly.Conn, d reassembly.Dir, n i
 		return
 	}
 	var skipAhead int64
-	// inSync: the gap ends where a frame named damaged ends, or within
-	// its rest: where the next frame starts is known.
+	// inSync: the gap ends where a frame ends, or within its rest, and
+	// the frame's header was captured: where the next frame starts is
+	// known.
 	inSync := false
+	// emit: a damaged frame to emit after the gap event (its last byte
+	// was in the gap).
+	emit := false
 	switch {
+	case st.dmg:
+		// More of a damaged frame's rest is missing.
+		k := min(n, st.skipAhead)
+		st.dmgLost += k
+		st.skipAhead -= k
+		inSync = n == k
+		emit = st.skipAhead == 0
 	case st.resync:
 		if st.skipAhead > n {
 			skipAhead = st.skipAhead - n
@@ -349,15 +371,16 @@ func (sd *StreamDecoder) GapWithReason(c *reassembly.Conn, d reassembly.Dir, n i
 		sd.endRun(st, ts)
 	case damagedFrame(st.buf, sd.opts.MaxFrameSize):
 		// Its header and command were captured: the frame is named, with
-		// the bytes the gap took from it; the rest of it after the gap is
-		// skipped, and the stream goes on in sync after it.
+		// the bytes the gap took from it, once the rest of it after the
+		// gap has come (its bytes are the frame's), at the time of the
+		// packet that brought its last byte.
 		rest := int64(be32(st.buf)) + 4 - int64(len(st.buf))
-		if rest > n {
-			skipAhead = rest - n
-		}
+		k := min(rest, n)
+		st.dmg, st.dmgOff, st.dmgLost = true, st.offset, k
+		st.offset += int64(len(st.buf))
+		st.skipAhead = rest - k
 		inSync = rest >= n
-		sd.emitLost(st, st.buf, min(rest, n), st.lastTS)
-		st.buf = st.buf[:0]
+		emit = st.skipAhead == 0
 	case len(st.buf) > 0:
 		if len(st.buf) >= 4 {
 			rest := int64(be32(st.buf)) + 4 - int64(len(st.buf))
@@ -386,6 +409,12 @@ func (sd *StreamDecoder) GapWithReason(c *reassembly.Conn, d reassembly.Dir, n i
 	e.Problems = append(e.Problems, Problem{Code: CodeBytesLost, Detail: e.Detail})
 	sd.toSink(nil, e)
 	st.offset += n
+	if emit {
+		sd.emitDamaged(st, st.lastTS)
+	}
+	if st.dmg {
+		return // in sync, within the damaged frame's rest
+	}
 	if inSync && skipAhead == 0 {
 		st.resync, st.syncAfter = false, false
 		return
@@ -445,6 +474,13 @@ func (sd *StreamDecoder) Close(c *reassembly.Conn, reason reassembly.CloseReason
 
 // flush accounts for the bytes a stream still holds at its end.
 func (sd *StreamDecoder) flush(st *stream, ts time.Time) {
+	if st.dmg {
+		// The stream ended within a damaged frame's rest: what did not
+		// come is missing from it too.
+		st.dmgLost += st.skipAhead
+		st.skipAhead = 0
+		sd.emitDamaged(st, st.lastTS)
+	}
 	switch {
 	case st.resync:
 		st.drop(len(st.buf))

@@ -58,10 +58,11 @@ type Frame struct {
 	Offset int64
 	// Size is the frame's length on the wire: 4 + TotalSize.
 	Size int
-	// Missing is how many of the frame's Size bytes are not in this record:
-	// a frame cut by a gap (problem bytes-lost) holds only the bytes before
-	// it; 0 for a whole frame. Size - Missing bytes are in the stream's
-	// in_frames accounting.
+	// Missing is how many of the frame's Size bytes were not captured: a
+	// frame cut by a gap (problem bytes-lost) is named once the rest of it
+	// that was captured has come, and its record holds the bytes before
+	// the first gap; 0 for a whole frame. Size - Missing bytes are in the
+	// stream's in_frames accounting.
 	Missing     int
 	TotalSize   uint32
 	CommandSize uint32

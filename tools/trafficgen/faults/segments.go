@@ -326,15 +326,15 @@ func ackedBefore(a *analysis, idx, to int) int {
 // with a bytes-lost problem) or "partial" (its start lost, or cut before
 // its command was whole: not decodable); skipped says the decoder skips
 // captured bytes because of the loss (a partial frame's captured start,
-// or a frame's rest after the loss).
+// or its rest after the loss).
 func lossEffects(cn *conn, d Dir, st *stream, from, to int64) (refs []FrameRef, skipped bool) {
 	for _, f := range framesIn(st, from, to) {
 		switch {
 		case f.off >= from && f.end() <= to:
 			refs = append(refs, ref(cn, d, f, "absent"))
 		case f.off < from && f.off+8+int64(f.commandSize) <= from:
+			// Its captured rest after the loss belongs to it: not skipped.
 			refs = append(refs, ref(cn, d, f, "damaged"))
-			skipped = skipped || f.end() > to
 		default:
 			refs = append(refs, ref(cn, d, f, "partial"))
 			skipped = skipped || f.off < from || f.end() > to
