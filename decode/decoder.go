@@ -581,7 +581,7 @@ func (d *Decoder) decodeCommand(f *Frame, b, ext []byte) {
 	f.Type = pulsarapi.BaseCommand_Type(t)
 	known := hasType && KnownCommandType(f.Type)
 	if hasType && !known {
-		f.addProblem(CodeUnknownCommandType, "command type %d is not in the schema", t)
+		f.Problems = append(f.Problems, Problem{Code: CodeUnknownCommandType, Detail: unknownTypeDetail(t)})
 	}
 
 	var (
@@ -618,9 +618,9 @@ func (d *Decoder) decodeCommand(f *Frame, b, ext []byte) {
 
 	d.check.reset()
 	if !clean {
-		d.check.skipRootType = hasType && !known
+		d.check.skipRootType, d.check.rootSub = hasType && !known, protowire.Number(t)
 		d.validate(cmd, b, "", -1, complete)
-		d.check.skipRootType = false
+		d.check.skipRootType, d.check.rootSub = false, 0
 		d.check.flush(f)
 	}
 	if known && !onlySub(subs, t) {

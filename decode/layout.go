@@ -2,6 +2,7 @@ package decode
 
 import (
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 
 	"github.com/pulsarscope/pulsarscope/decode/pulsarapi"
@@ -51,6 +52,27 @@ func KnownCommandType(t pulsarapi.BaseCommand_Type) bool {
 	}
 	_, ok := pulsarapi.BaseCommand_Type_name[int32(t)]
 	return ok
+}
+
+// schemaNewest is the newest protocol version of the schema and its
+// highest command type: a command type beyond it is newer than the schema.
+func schemaNewest() (version int32, maxType int32) {
+	for v := range pulsarapi.ProtocolVersion_name {
+		version = max(version, v)
+	}
+	for t := range pulsarapi.BaseCommand_Type_name {
+		maxType = max(maxType, t)
+	}
+	return version, maxType
+}
+
+// unknownTypeDetail explains a command type the schema does not have.
+func unknownTypeDetail(t int32) string {
+	v, top := schemaNewest()
+	if t > top {
+		return fmt.Sprintf("command type %d: newer than protocol v%d, the schema's newest (its types end at %d); the frame is framed and accounted, its command not decoded", t, v, top)
+	}
+	return fmt.Sprintf("command type %d is not in the schema (protocol v%d)", t, v)
 }
 
 // knownTypes says which of the first 128 command types the schema has

@@ -17,9 +17,12 @@ type checker struct {
 	unknown  []string
 	missing  []string
 	nums     []protowire.Number
-	// skipRootType hides the root's type field (1) from both lists: an
-	// unknown command type is reported as such, not twice more.
+	// skipRootType hides the root's type field (1) from both lists, and
+	// the sub-command field numbered as the type (rootSub) from the
+	// unknown ones: an unknown command type is reported as such, not
+	// twice more.
 	skipRootType bool
+	rootSub      protowire.Number
 }
 
 type pathSeg struct {
@@ -31,7 +34,7 @@ func (c *checker) reset() {
 	c.stack = c.stack[:0]
 	c.unknown = c.unknown[:0]
 	c.missing = c.missing[:0]
-	c.skipRootType = false
+	c.skipRootType, c.rootSub = false, 0
 }
 
 // walk checks m, whose path is root (e.g. "metadata"; "" for the command).
@@ -64,7 +67,7 @@ func (c *checker) visit(m protoreflect.Message, root string) {
 		c.nums = unknownNumbers(c.nums[:0], u)
 		var sb strings.Builder
 		for _, n := range c.nums {
-			if atRoot && c.skipRootType && n == 1 {
+			if atRoot && c.skipRootType && (n == 1 || n == c.rootSub) {
 				continue
 			}
 			if sb.Len() > 0 {

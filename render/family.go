@@ -29,7 +29,9 @@ func FamilyOf(t pulsarapi.BaseCommand_Type) Family {
 		pulsarapi.BaseCommand_CONSUMER_STATS, pulsarapi.BaseCommand_CONSUMER_STATS_RESPONSE,
 		pulsarapi.BaseCommand_REACHED_END_OF_TOPIC, pulsarapi.BaseCommand_SEEK,
 		pulsarapi.BaseCommand_GET_LAST_MESSAGE_ID, pulsarapi.BaseCommand_GET_LAST_MESSAGE_ID_RESPONSE,
-		pulsarapi.BaseCommand_ACTIVE_CONSUMER_CHANGE:
+		pulsarapi.BaseCommand_ACTIVE_CONSUMER_CHANGE,
+		pulsarapi.BaseCommand_SCALABLE_TOPIC_SUBSCRIBE, pulsarapi.BaseCommand_SCALABLE_TOPIC_SUBSCRIBE_RESPONSE,
+		pulsarapi.BaseCommand_SCALABLE_TOPIC_ASSIGNMENT_UPDATE:
 		return FamilyConsumer
 	case pulsarapi.BaseCommand_LOOKUP, pulsarapi.BaseCommand_LOOKUP_RESPONSE,
 		pulsarapi.BaseCommand_PARTITIONED_METADATA, pulsarapi.BaseCommand_PARTITIONED_METADATA_RESPONSE,
@@ -38,8 +40,14 @@ func FamilyOf(t pulsarapi.BaseCommand_Type) Family {
 		pulsarapi.BaseCommand_GET_OR_CREATE_SCHEMA, pulsarapi.BaseCommand_GET_OR_CREATE_SCHEMA_RESPONSE,
 		pulsarapi.BaseCommand_WATCH_TOPIC_LIST, pulsarapi.BaseCommand_WATCH_TOPIC_LIST_SUCCESS,
 		pulsarapi.BaseCommand_WATCH_TOPIC_UPDATE, pulsarapi.BaseCommand_WATCH_TOPIC_LIST_CLOSE,
-		pulsarapi.BaseCommand_TOPIC_MIGRATED:
+		pulsarapi.BaseCommand_TOPIC_MIGRATED,
+		pulsarapi.BaseCommand_SCALABLE_TOPIC_LOOKUP, pulsarapi.BaseCommand_SCALABLE_TOPIC_UPDATE,
+		pulsarapi.BaseCommand_SCALABLE_TOPIC_CLOSE, pulsarapi.BaseCommand_WATCH_SCALABLE_TOPICS,
+		pulsarapi.BaseCommand_WATCH_SCALABLE_TOPICS_UPDATE, pulsarapi.BaseCommand_WATCH_SCALABLE_TOPICS_CLOSE:
 		return FamilyLookup
+	case pulsarapi.BaseCommand_WATCH_TC_ASSIGNMENTS, pulsarapi.BaseCommand_WATCH_TC_ASSIGNMENTS_UPDATE,
+		pulsarapi.BaseCommand_WATCH_TC_ASSIGNMENTS_CLOSE:
+		return FamilyTransaction
 	}
 	if t >= pulsarapi.BaseCommand_NEW_TXN && t <= pulsarapi.BaseCommand_TC_CLIENT_CONNECT_RESPONSE {
 		return FamilyTransaction

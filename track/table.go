@@ -21,7 +21,7 @@ var requestTypes = []cmdType{
 	pulsarapi.BaseCommand_NEW_TXN, pulsarapi.BaseCommand_ADD_PARTITION_TO_TXN,
 	pulsarapi.BaseCommand_ADD_SUBSCRIPTION_TO_TXN, pulsarapi.BaseCommand_END_TXN,
 	pulsarapi.BaseCommand_END_TXN_ON_PARTITION, pulsarapi.BaseCommand_END_TXN_ON_SUBSCRIPTION,
-	pulsarapi.BaseCommand_TC_CLIENT_CONNECT_REQUEST,
+	pulsarapi.BaseCommand_TC_CLIENT_CONNECT_REQUEST, pulsarapi.BaseCommand_SCALABLE_TOPIC_SUBSCRIBE,
 }
 
 var responseTypes = []cmdType{
@@ -34,6 +34,7 @@ var responseTypes = []cmdType{
 	pulsarapi.BaseCommand_ADD_PARTITION_TO_TXN_RESPONSE, pulsarapi.BaseCommand_ADD_SUBSCRIPTION_TO_TXN_RESPONSE,
 	pulsarapi.BaseCommand_END_TXN_RESPONSE, pulsarapi.BaseCommand_END_TXN_ON_PARTITION_RESPONSE,
 	pulsarapi.BaseCommand_END_TXN_ON_SUBSCRIPTION_RESPONSE, pulsarapi.BaseCommand_TC_CLIENT_CONNECT_RESPONSE,
+	pulsarapi.BaseCommand_SCALABLE_TOPIC_SUBSCRIBE_RESPONSE,
 }
 
 // minVersion is the protocol version that introduced a command, from the
@@ -54,6 +55,13 @@ var minVersion = map[cmdType]int32{
 	pulsarapi.BaseCommand_ACK_RESPONSE:              17,
 	pulsarapi.BaseCommand_TC_CLIENT_CONNECT_REQUEST: 19, pulsarapi.BaseCommand_TC_CLIENT_CONNECT_RESPONSE: 19,
 	pulsarapi.BaseCommand_TOPIC_MIGRATED: 20,
+	// Scalable topics and the transaction-coordinator watch (v21).
+	pulsarapi.BaseCommand_SCALABLE_TOPIC_LOOKUP: 21, pulsarapi.BaseCommand_SCALABLE_TOPIC_UPDATE: 21,
+	pulsarapi.BaseCommand_SCALABLE_TOPIC_CLOSE: 21, pulsarapi.BaseCommand_SCALABLE_TOPIC_SUBSCRIBE: 21,
+	pulsarapi.BaseCommand_SCALABLE_TOPIC_SUBSCRIBE_RESPONSE: 21, pulsarapi.BaseCommand_SCALABLE_TOPIC_ASSIGNMENT_UPDATE: 21,
+	pulsarapi.BaseCommand_WATCH_SCALABLE_TOPICS: 21, pulsarapi.BaseCommand_WATCH_SCALABLE_TOPICS_UPDATE: 21,
+	pulsarapi.BaseCommand_WATCH_SCALABLE_TOPICS_CLOSE: 21, pulsarapi.BaseCommand_WATCH_TC_ASSIGNMENTS: 21,
+	pulsarapi.BaseCommand_WATCH_TC_ASSIGNMENTS_UPDATE: 21, pulsarapi.BaseCommand_WATCH_TC_ASSIGNMENTS_CLOSE: 21,
 }
 
 // table is what the tracker looks up per command type. It is built once
@@ -255,6 +263,14 @@ func (tb *table) requestID(cmd *pulsarapi.BaseCommand, t cmdType) (uint64, bool)
 		if m := cmd.TcClientConnectResponse; m != nil {
 			r = m.RequestId
 		}
+	case pulsarapi.BaseCommand_SCALABLE_TOPIC_SUBSCRIBE:
+		if m := cmd.ScalableTopicSubscribe; m != nil {
+			r = m.RequestId
+		}
+	case pulsarapi.BaseCommand_SCALABLE_TOPIC_SUBSCRIBE_RESPONSE:
+		if m := cmd.ScalableTopicSubscribeResponse; m != nil {
+			r = m.RequestId
+		}
 	case pulsarapi.BaseCommand_WATCH_TOPIC_LIST:
 		if m := cmd.WatchTopicList; m != nil {
 			r = m.RequestId
@@ -350,6 +366,22 @@ func (tb *table) serverError(cmd *pulsarapi.BaseCommand, t cmdType) string {
 		}
 	case pulsarapi.BaseCommand_TC_CLIENT_CONNECT_RESPONSE:
 		if m := cmd.TcClientConnectResponse; m != nil {
+			e = m.Error
+		}
+	case pulsarapi.BaseCommand_SCALABLE_TOPIC_UPDATE:
+		if m := cmd.ScalableTopicUpdate; m != nil {
+			e = m.Error
+		}
+	case pulsarapi.BaseCommand_SCALABLE_TOPIC_SUBSCRIBE_RESPONSE:
+		if m := cmd.ScalableTopicSubscribeResponse; m != nil {
+			e = m.Error
+		}
+	case pulsarapi.BaseCommand_WATCH_SCALABLE_TOPICS_UPDATE:
+		if m := cmd.WatchScalableTopicsUpdate; m != nil {
+			e = m.Error
+		}
+	case pulsarapi.BaseCommand_WATCH_TC_ASSIGNMENTS_UPDATE:
+		if m := cmd.WatchTcAssignmentsUpdate; m != nil {
 			e = m.Error
 		}
 	}

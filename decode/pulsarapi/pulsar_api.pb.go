@@ -382,6 +382,7 @@ const (
 	ProtocolVersion_v18 ProtocolVersion = 18 // Add client support for broker entry metadata
 	ProtocolVersion_v19 ProtocolVersion = 19 // Add CommandTcClientConnectRequest and CommandTcClientConnectResponse
 	ProtocolVersion_v20 ProtocolVersion = 20 // Add client support for topic migration redirection CommandTopicMigrated
+	ProtocolVersion_v21 ProtocolVersion = 21 // The AUTO_CONSUME schema type is sent to the broker
 )
 
 // Enum value maps for ProtocolVersion.
@@ -408,6 +409,7 @@ var (
 		18: "v18",
 		19: "v19",
 		20: "v20",
+		21: "v21",
 	}
 	ProtocolVersion_value = map[string]int32{
 		"v0":  0,
@@ -431,6 +433,7 @@ var (
 		"v18": 18,
 		"v19": 19,
 		"v20": 20,
+		"v21": 21,
 	}
 )
 
@@ -527,6 +530,118 @@ func (KeySharedMode) EnumDescriptor() ([]byte, []int) {
 	return file_pulsar_api_proto_rawDescGZIP(), []int{5}
 }
 
+type SegmentState int32
+
+const (
+	SegmentState_ACTIVE SegmentState = 0
+	SegmentState_SEALED SegmentState = 1
+)
+
+// Enum value maps for SegmentState.
+var (
+	SegmentState_name = map[int32]string{
+		0: "ACTIVE",
+		1: "SEALED",
+	}
+	SegmentState_value = map[string]int32{
+		"ACTIVE": 0,
+		"SEALED": 1,
+	}
+)
+
+func (x SegmentState) Enum() *SegmentState {
+	p := new(SegmentState)
+	*p = x
+	return p
+}
+
+func (x SegmentState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SegmentState) Descriptor() protoreflect.EnumDescriptor {
+	return file_pulsar_api_proto_enumTypes[6].Descriptor()
+}
+
+func (SegmentState) Type() protoreflect.EnumType {
+	return &file_pulsar_api_proto_enumTypes[6]
+}
+
+func (x SegmentState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Do not use.
+func (x *SegmentState) UnmarshalJSON(b []byte) error {
+	num, err := protoimpl.X.UnmarshalJSONEnum(x.Descriptor(), b)
+	if err != nil {
+		return err
+	}
+	*x = SegmentState(num)
+	return nil
+}
+
+// Deprecated: Use SegmentState.Descriptor instead.
+func (SegmentState) EnumDescriptor() ([]byte, []int) {
+	return file_pulsar_api_proto_rawDescGZIP(), []int{6}
+}
+
+type ScalableConsumerType int32
+
+const (
+	ScalableConsumerType_STREAM     ScalableConsumerType = 0
+	ScalableConsumerType_CHECKPOINT ScalableConsumerType = 1
+)
+
+// Enum value maps for ScalableConsumerType.
+var (
+	ScalableConsumerType_name = map[int32]string{
+		0: "STREAM",
+		1: "CHECKPOINT",
+	}
+	ScalableConsumerType_value = map[string]int32{
+		"STREAM":     0,
+		"CHECKPOINT": 1,
+	}
+)
+
+func (x ScalableConsumerType) Enum() *ScalableConsumerType {
+	p := new(ScalableConsumerType)
+	*p = x
+	return p
+}
+
+func (x ScalableConsumerType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ScalableConsumerType) Descriptor() protoreflect.EnumDescriptor {
+	return file_pulsar_api_proto_enumTypes[7].Descriptor()
+}
+
+func (ScalableConsumerType) Type() protoreflect.EnumType {
+	return &file_pulsar_api_proto_enumTypes[7]
+}
+
+func (x ScalableConsumerType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Do not use.
+func (x *ScalableConsumerType) UnmarshalJSON(b []byte) error {
+	num, err := protoimpl.X.UnmarshalJSONEnum(x.Descriptor(), b)
+	if err != nil {
+		return err
+	}
+	*x = ScalableConsumerType(num)
+	return nil
+}
+
+// Deprecated: Use ScalableConsumerType.Descriptor instead.
+func (ScalableConsumerType) EnumDescriptor() ([]byte, []int) {
+	return file_pulsar_api_proto_rawDescGZIP(), []int{7}
+}
+
 type TxnAction int32
 
 const (
@@ -557,11 +672,11 @@ func (x TxnAction) String() string {
 }
 
 func (TxnAction) Descriptor() protoreflect.EnumDescriptor {
-	return file_pulsar_api_proto_enumTypes[6].Descriptor()
+	return file_pulsar_api_proto_enumTypes[8].Descriptor()
 }
 
 func (TxnAction) Type() protoreflect.EnumType {
-	return &file_pulsar_api_proto_enumTypes[6]
+	return &file_pulsar_api_proto_enumTypes[8]
 }
 
 func (x TxnAction) Number() protoreflect.EnumNumber {
@@ -580,7 +695,7 @@ func (x *TxnAction) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use TxnAction.Descriptor instead.
 func (TxnAction) EnumDescriptor() ([]byte, []int) {
-	return file_pulsar_api_proto_rawDescGZIP(), []int{6}
+	return file_pulsar_api_proto_rawDescGZIP(), []int{8}
 }
 
 type Schema_Type int32
@@ -607,6 +722,8 @@ const (
 	Schema_LocalTime      Schema_Type = 18
 	Schema_LocalDateTime  Schema_Type = 19
 	Schema_ProtobufNative Schema_Type = 20
+	Schema_AutoConsume    Schema_Type = 21
+	Schema_External       Schema_Type = 22
 )
 
 // Enum value maps for Schema_Type.
@@ -633,6 +750,8 @@ var (
 		18: "LocalTime",
 		19: "LocalDateTime",
 		20: "ProtobufNative",
+		21: "AutoConsume",
+		22: "External",
 	}
 	Schema_Type_value = map[string]int32{
 		"None":           0,
@@ -656,6 +775,8 @@ var (
 		"LocalTime":      18,
 		"LocalDateTime":  19,
 		"ProtobufNative": 20,
+		"AutoConsume":    21,
+		"External":       22,
 	}
 )
 
@@ -670,11 +791,11 @@ func (x Schema_Type) String() string {
 }
 
 func (Schema_Type) Descriptor() protoreflect.EnumDescriptor {
-	return file_pulsar_api_proto_enumTypes[7].Descriptor()
+	return file_pulsar_api_proto_enumTypes[9].Descriptor()
 }
 
 func (Schema_Type) Type() protoreflect.EnumType {
-	return &file_pulsar_api_proto_enumTypes[7]
+	return &file_pulsar_api_proto_enumTypes[9]
 }
 
 func (x Schema_Type) Number() protoreflect.EnumNumber {
@@ -732,11 +853,11 @@ func (x CommandSubscribe_SubType) String() string {
 }
 
 func (CommandSubscribe_SubType) Descriptor() protoreflect.EnumDescriptor {
-	return file_pulsar_api_proto_enumTypes[8].Descriptor()
+	return file_pulsar_api_proto_enumTypes[10].Descriptor()
 }
 
 func (CommandSubscribe_SubType) Type() protoreflect.EnumType {
-	return &file_pulsar_api_proto_enumTypes[8]
+	return &file_pulsar_api_proto_enumTypes[10]
 }
 
 func (x CommandSubscribe_SubType) Number() protoreflect.EnumNumber {
@@ -788,11 +909,11 @@ func (x CommandSubscribe_InitialPosition) String() string {
 }
 
 func (CommandSubscribe_InitialPosition) Descriptor() protoreflect.EnumDescriptor {
-	return file_pulsar_api_proto_enumTypes[9].Descriptor()
+	return file_pulsar_api_proto_enumTypes[11].Descriptor()
 }
 
 func (CommandSubscribe_InitialPosition) Type() protoreflect.EnumType {
-	return &file_pulsar_api_proto_enumTypes[9]
+	return &file_pulsar_api_proto_enumTypes[11]
 }
 
 func (x CommandSubscribe_InitialPosition) Number() protoreflect.EnumNumber {
@@ -844,11 +965,11 @@ func (x CommandPartitionedTopicMetadataResponse_LookupType) String() string {
 }
 
 func (CommandPartitionedTopicMetadataResponse_LookupType) Descriptor() protoreflect.EnumDescriptor {
-	return file_pulsar_api_proto_enumTypes[10].Descriptor()
+	return file_pulsar_api_proto_enumTypes[12].Descriptor()
 }
 
 func (CommandPartitionedTopicMetadataResponse_LookupType) Type() protoreflect.EnumType {
-	return &file_pulsar_api_proto_enumTypes[10]
+	return &file_pulsar_api_proto_enumTypes[12]
 }
 
 func (x CommandPartitionedTopicMetadataResponse_LookupType) Number() protoreflect.EnumNumber {
@@ -903,11 +1024,11 @@ func (x CommandLookupTopicResponse_LookupType) String() string {
 }
 
 func (CommandLookupTopicResponse_LookupType) Descriptor() protoreflect.EnumDescriptor {
-	return file_pulsar_api_proto_enumTypes[11].Descriptor()
+	return file_pulsar_api_proto_enumTypes[13].Descriptor()
 }
 
 func (CommandLookupTopicResponse_LookupType) Type() protoreflect.EnumType {
-	return &file_pulsar_api_proto_enumTypes[11]
+	return &file_pulsar_api_proto_enumTypes[13]
 }
 
 func (x CommandLookupTopicResponse_LookupType) Number() protoreflect.EnumNumber {
@@ -959,11 +1080,11 @@ func (x CommandAck_AckType) String() string {
 }
 
 func (CommandAck_AckType) Descriptor() protoreflect.EnumDescriptor {
-	return file_pulsar_api_proto_enumTypes[12].Descriptor()
+	return file_pulsar_api_proto_enumTypes[14].Descriptor()
 }
 
 func (CommandAck_AckType) Type() protoreflect.EnumType {
-	return &file_pulsar_api_proto_enumTypes[12]
+	return &file_pulsar_api_proto_enumTypes[14]
 }
 
 func (x CommandAck_AckType) Number() protoreflect.EnumNumber {
@@ -1027,11 +1148,11 @@ func (x CommandAck_ValidationError) String() string {
 }
 
 func (CommandAck_ValidationError) Descriptor() protoreflect.EnumDescriptor {
-	return file_pulsar_api_proto_enumTypes[13].Descriptor()
+	return file_pulsar_api_proto_enumTypes[15].Descriptor()
 }
 
 func (CommandAck_ValidationError) Type() protoreflect.EnumType {
-	return &file_pulsar_api_proto_enumTypes[13]
+	return &file_pulsar_api_proto_enumTypes[15]
 }
 
 func (x CommandAck_ValidationError) Number() protoreflect.EnumNumber {
@@ -1083,11 +1204,11 @@ func (x CommandTopicMigrated_ResourceType) String() string {
 }
 
 func (CommandTopicMigrated_ResourceType) Descriptor() protoreflect.EnumDescriptor {
-	return file_pulsar_api_proto_enumTypes[14].Descriptor()
+	return file_pulsar_api_proto_enumTypes[16].Descriptor()
 }
 
 func (CommandTopicMigrated_ResourceType) Type() protoreflect.EnumType {
-	return &file_pulsar_api_proto_enumTypes[14]
+	return &file_pulsar_api_proto_enumTypes[16]
 }
 
 func (x CommandTopicMigrated_ResourceType) Number() protoreflect.EnumNumber {
@@ -1142,11 +1263,11 @@ func (x CommandGetTopicsOfNamespace_Mode) String() string {
 }
 
 func (CommandGetTopicsOfNamespace_Mode) Descriptor() protoreflect.EnumDescriptor {
-	return file_pulsar_api_proto_enumTypes[15].Descriptor()
+	return file_pulsar_api_proto_enumTypes[17].Descriptor()
 }
 
 func (CommandGetTopicsOfNamespace_Mode) Type() protoreflect.EnumType {
-	return &file_pulsar_api_proto_enumTypes[15]
+	return &file_pulsar_api_proto_enumTypes[17]
 }
 
 func (x CommandGetTopicsOfNamespace_Mode) Number() protoreflect.EnumNumber {
@@ -1211,25 +1332,37 @@ const (
 	BaseCommand_GET_OR_CREATE_SCHEMA              BaseCommand_Type = 39
 	BaseCommand_GET_OR_CREATE_SCHEMA_RESPONSE     BaseCommand_Type = 40
 	// transaction related
-	BaseCommand_NEW_TXN                          BaseCommand_Type = 50
-	BaseCommand_NEW_TXN_RESPONSE                 BaseCommand_Type = 51
-	BaseCommand_ADD_PARTITION_TO_TXN             BaseCommand_Type = 52
-	BaseCommand_ADD_PARTITION_TO_TXN_RESPONSE    BaseCommand_Type = 53
-	BaseCommand_ADD_SUBSCRIPTION_TO_TXN          BaseCommand_Type = 54
-	BaseCommand_ADD_SUBSCRIPTION_TO_TXN_RESPONSE BaseCommand_Type = 55
-	BaseCommand_END_TXN                          BaseCommand_Type = 56
-	BaseCommand_END_TXN_RESPONSE                 BaseCommand_Type = 57
-	BaseCommand_END_TXN_ON_PARTITION             BaseCommand_Type = 58
-	BaseCommand_END_TXN_ON_PARTITION_RESPONSE    BaseCommand_Type = 59
-	BaseCommand_END_TXN_ON_SUBSCRIPTION          BaseCommand_Type = 60
-	BaseCommand_END_TXN_ON_SUBSCRIPTION_RESPONSE BaseCommand_Type = 61
-	BaseCommand_TC_CLIENT_CONNECT_REQUEST        BaseCommand_Type = 62
-	BaseCommand_TC_CLIENT_CONNECT_RESPONSE       BaseCommand_Type = 63
-	BaseCommand_WATCH_TOPIC_LIST                 BaseCommand_Type = 64
-	BaseCommand_WATCH_TOPIC_LIST_SUCCESS         BaseCommand_Type = 65
-	BaseCommand_WATCH_TOPIC_UPDATE               BaseCommand_Type = 66
-	BaseCommand_WATCH_TOPIC_LIST_CLOSE           BaseCommand_Type = 67
-	BaseCommand_TOPIC_MIGRATED                   BaseCommand_Type = 68
+	BaseCommand_NEW_TXN                           BaseCommand_Type = 50
+	BaseCommand_NEW_TXN_RESPONSE                  BaseCommand_Type = 51
+	BaseCommand_ADD_PARTITION_TO_TXN              BaseCommand_Type = 52
+	BaseCommand_ADD_PARTITION_TO_TXN_RESPONSE     BaseCommand_Type = 53
+	BaseCommand_ADD_SUBSCRIPTION_TO_TXN           BaseCommand_Type = 54
+	BaseCommand_ADD_SUBSCRIPTION_TO_TXN_RESPONSE  BaseCommand_Type = 55
+	BaseCommand_END_TXN                           BaseCommand_Type = 56
+	BaseCommand_END_TXN_RESPONSE                  BaseCommand_Type = 57
+	BaseCommand_END_TXN_ON_PARTITION              BaseCommand_Type = 58
+	BaseCommand_END_TXN_ON_PARTITION_RESPONSE     BaseCommand_Type = 59
+	BaseCommand_END_TXN_ON_SUBSCRIPTION           BaseCommand_Type = 60
+	BaseCommand_END_TXN_ON_SUBSCRIPTION_RESPONSE  BaseCommand_Type = 61
+	BaseCommand_TC_CLIENT_CONNECT_REQUEST         BaseCommand_Type = 62
+	BaseCommand_TC_CLIENT_CONNECT_RESPONSE        BaseCommand_Type = 63
+	BaseCommand_WATCH_TOPIC_LIST                  BaseCommand_Type = 64
+	BaseCommand_WATCH_TOPIC_LIST_SUCCESS          BaseCommand_Type = 65
+	BaseCommand_WATCH_TOPIC_UPDATE                BaseCommand_Type = 66
+	BaseCommand_WATCH_TOPIC_LIST_CLOSE            BaseCommand_Type = 67
+	BaseCommand_TOPIC_MIGRATED                    BaseCommand_Type = 68
+	BaseCommand_SCALABLE_TOPIC_LOOKUP             BaseCommand_Type = 70
+	BaseCommand_SCALABLE_TOPIC_UPDATE             BaseCommand_Type = 71
+	BaseCommand_SCALABLE_TOPIC_CLOSE              BaseCommand_Type = 72
+	BaseCommand_SCALABLE_TOPIC_SUBSCRIBE          BaseCommand_Type = 73
+	BaseCommand_SCALABLE_TOPIC_SUBSCRIBE_RESPONSE BaseCommand_Type = 74
+	BaseCommand_SCALABLE_TOPIC_ASSIGNMENT_UPDATE  BaseCommand_Type = 75
+	BaseCommand_WATCH_SCALABLE_TOPICS             BaseCommand_Type = 76
+	BaseCommand_WATCH_SCALABLE_TOPICS_UPDATE      BaseCommand_Type = 77
+	BaseCommand_WATCH_SCALABLE_TOPICS_CLOSE       BaseCommand_Type = 78
+	BaseCommand_WATCH_TC_ASSIGNMENTS              BaseCommand_Type = 79
+	BaseCommand_WATCH_TC_ASSIGNMENTS_UPDATE       BaseCommand_Type = 80
+	BaseCommand_WATCH_TC_ASSIGNMENTS_CLOSE        BaseCommand_Type = 81
 )
 
 // Enum value maps for BaseCommand_Type.
@@ -1293,6 +1426,18 @@ var (
 		66: "WATCH_TOPIC_UPDATE",
 		67: "WATCH_TOPIC_LIST_CLOSE",
 		68: "TOPIC_MIGRATED",
+		70: "SCALABLE_TOPIC_LOOKUP",
+		71: "SCALABLE_TOPIC_UPDATE",
+		72: "SCALABLE_TOPIC_CLOSE",
+		73: "SCALABLE_TOPIC_SUBSCRIBE",
+		74: "SCALABLE_TOPIC_SUBSCRIBE_RESPONSE",
+		75: "SCALABLE_TOPIC_ASSIGNMENT_UPDATE",
+		76: "WATCH_SCALABLE_TOPICS",
+		77: "WATCH_SCALABLE_TOPICS_UPDATE",
+		78: "WATCH_SCALABLE_TOPICS_CLOSE",
+		79: "WATCH_TC_ASSIGNMENTS",
+		80: "WATCH_TC_ASSIGNMENTS_UPDATE",
+		81: "WATCH_TC_ASSIGNMENTS_CLOSE",
 	}
 	BaseCommand_Type_value = map[string]int32{
 		"CONNECT":                           2,
@@ -1353,6 +1498,18 @@ var (
 		"WATCH_TOPIC_UPDATE":                66,
 		"WATCH_TOPIC_LIST_CLOSE":            67,
 		"TOPIC_MIGRATED":                    68,
+		"SCALABLE_TOPIC_LOOKUP":             70,
+		"SCALABLE_TOPIC_UPDATE":             71,
+		"SCALABLE_TOPIC_CLOSE":              72,
+		"SCALABLE_TOPIC_SUBSCRIBE":          73,
+		"SCALABLE_TOPIC_SUBSCRIBE_RESPONSE": 74,
+		"SCALABLE_TOPIC_ASSIGNMENT_UPDATE":  75,
+		"WATCH_SCALABLE_TOPICS":             76,
+		"WATCH_SCALABLE_TOPICS_UPDATE":      77,
+		"WATCH_SCALABLE_TOPICS_CLOSE":       78,
+		"WATCH_TC_ASSIGNMENTS":              79,
+		"WATCH_TC_ASSIGNMENTS_UPDATE":       80,
+		"WATCH_TC_ASSIGNMENTS_CLOSE":        81,
 	}
 )
 
@@ -1367,11 +1524,11 @@ func (x BaseCommand_Type) String() string {
 }
 
 func (BaseCommand_Type) Descriptor() protoreflect.EnumDescriptor {
-	return file_pulsar_api_proto_enumTypes[16].Descriptor()
+	return file_pulsar_api_proto_enumTypes[18].Descriptor()
 }
 
 func (BaseCommand_Type) Type() protoreflect.EnumType {
-	return &file_pulsar_api_proto_enumTypes[16]
+	return &file_pulsar_api_proto_enumTypes[18]
 }
 
 func (x BaseCommand_Type) Number() protoreflect.EnumNumber {
@@ -1390,7 +1547,7 @@ func (x *BaseCommand_Type) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use BaseCommand_Type.Descriptor instead.
 func (BaseCommand_Type) EnumDescriptor() ([]byte, []int) {
-	return file_pulsar_api_proto_rawDescGZIP(), []int{71, 0}
+	return file_pulsar_api_proto_rawDescGZIP(), []int{92, 0}
 }
 
 type Schema struct {
@@ -1828,8 +1985,14 @@ type MessageMetadata struct {
 	ChunkId           *int32  `protobuf:"varint,29,opt,name=chunk_id,json=chunkId" json:"chunk_id,omitempty"`
 	// Indicate if the message partition key is set
 	NullPartitionKey *bool `protobuf:"varint,30,opt,name=null_partition_key,json=nullPartitionKey,def=0" json:"null_partition_key,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Batch indexes kept by compaction, the id of a schema kept outside the
+	// broker, and the key-hash range of the entry (scalable topics).
+	CompactedBatchIndexes []int32 `protobuf:"varint,31,rep,name=compacted_batch_indexes,json=compactedBatchIndexes" json:"compacted_batch_indexes,omitempty"`
+	SchemaId              []byte  `protobuf:"bytes,32,opt,name=schema_id,json=schemaId" json:"schema_id,omitempty"`
+	EntryHashMin          *uint32 `protobuf:"varint,33,opt,name=entry_hash_min,json=entryHashMin" json:"entry_hash_min,omitempty"`
+	EntryHashMax          *uint32 `protobuf:"varint,34,opt,name=entry_hash_max,json=entryHashMax" json:"entry_hash_max,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 // Default values for MessageMetadata fields.
@@ -2070,6 +2233,34 @@ func (x *MessageMetadata) GetNullPartitionKey() bool {
 	return Default_MessageMetadata_NullPartitionKey
 }
 
+func (x *MessageMetadata) GetCompactedBatchIndexes() []int32 {
+	if x != nil {
+		return x.CompactedBatchIndexes
+	}
+	return nil
+}
+
+func (x *MessageMetadata) GetSchemaId() []byte {
+	if x != nil {
+		return x.SchemaId
+	}
+	return nil
+}
+
+func (x *MessageMetadata) GetEntryHashMin() uint32 {
+	if x != nil && x.EntryHashMin != nil {
+		return *x.EntryHashMin
+	}
+	return 0
+}
+
+func (x *MessageMetadata) GetEntryHashMax() uint32 {
+	if x != nil && x.EntryHashMax != nil {
+		return *x.EntryHashMax
+	}
+	return 0
+}
+
 type SingleMessageMetadata struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
 	Properties   []*KeyValue            `protobuf:"bytes,1,rep,name=properties" json:"properties,omitempty"`
@@ -2274,7 +2465,9 @@ type CommandConnect struct {
 	OriginalAuthData   *string `protobuf:"bytes,8,opt,name=original_auth_data,json=originalAuthData" json:"original_auth_data,omitempty"`
 	OriginalAuthMethod *string `protobuf:"bytes,9,opt,name=original_auth_method,json=originalAuthMethod" json:"original_auth_method,omitempty"`
 	// Feature flags
-	FeatureFlags  *FeatureFlags `protobuf:"bytes,10,opt,name=feature_flags,json=featureFlags" json:"feature_flags,omitempty"`
+	FeatureFlags *FeatureFlags `protobuf:"bytes,10,opt,name=feature_flags,json=featureFlags" json:"feature_flags,omitempty"`
+	// The version of a proxy forwarding the connection (set by the proxy).
+	ProxyVersion  *string `protobuf:"bytes,11,opt,name=proxy_version,json=proxyVersion" json:"proxy_version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2384,22 +2577,39 @@ func (x *CommandConnect) GetFeatureFlags() *FeatureFlags {
 	return nil
 }
 
+func (x *CommandConnect) GetProxyVersion() string {
+	if x != nil && x.ProxyVersion != nil {
+		return *x.ProxyVersion
+	}
+	return ""
+}
+
 type FeatureFlags struct {
-	state                       protoimpl.MessageState `protogen:"open.v1"`
-	SupportsAuthRefresh         *bool                  `protobuf:"varint,1,opt,name=supports_auth_refresh,json=supportsAuthRefresh,def=0" json:"supports_auth_refresh,omitempty"`
-	SupportsBrokerEntryMetadata *bool                  `protobuf:"varint,2,opt,name=supports_broker_entry_metadata,json=supportsBrokerEntryMetadata,def=0" json:"supports_broker_entry_metadata,omitempty"`
-	SupportsPartialProducer     *bool                  `protobuf:"varint,3,opt,name=supports_partial_producer,json=supportsPartialProducer,def=0" json:"supports_partial_producer,omitempty"`
-	SupportsTopicWatchers       *bool                  `protobuf:"varint,4,opt,name=supports_topic_watchers,json=supportsTopicWatchers,def=0" json:"supports_topic_watchers,omitempty"`
-	unknownFields               protoimpl.UnknownFields
-	sizeCache                   protoimpl.SizeCache
+	state                                             protoimpl.MessageState `protogen:"open.v1"`
+	SupportsAuthRefresh                               *bool                  `protobuf:"varint,1,opt,name=supports_auth_refresh,json=supportsAuthRefresh,def=0" json:"supports_auth_refresh,omitempty"`
+	SupportsBrokerEntryMetadata                       *bool                  `protobuf:"varint,2,opt,name=supports_broker_entry_metadata,json=supportsBrokerEntryMetadata,def=0" json:"supports_broker_entry_metadata,omitempty"`
+	SupportsPartialProducer                           *bool                  `protobuf:"varint,3,opt,name=supports_partial_producer,json=supportsPartialProducer,def=0" json:"supports_partial_producer,omitempty"`
+	SupportsTopicWatchers                             *bool                  `protobuf:"varint,4,opt,name=supports_topic_watchers,json=supportsTopicWatchers,def=0" json:"supports_topic_watchers,omitempty"`
+	SupportsGetPartitionedMetadataWithoutAutoCreation *bool                  `protobuf:"varint,5,opt,name=supports_get_partitioned_metadata_without_auto_creation,json=supportsGetPartitionedMetadataWithoutAutoCreation,def=0" json:"supports_get_partitioned_metadata_without_auto_creation,omitempty"`
+	SupportsReplDedupByLidAndEid                      *bool                  `protobuf:"varint,6,opt,name=supports_repl_dedup_by_lid_and_eid,json=supportsReplDedupByLidAndEid,def=0" json:"supports_repl_dedup_by_lid_and_eid,omitempty"`
+	SupportsTopicWatcherReconcile                     *bool                  `protobuf:"varint,7,opt,name=supports_topic_watcher_reconcile,json=supportsTopicWatcherReconcile,def=0" json:"supports_topic_watcher_reconcile,omitempty"`
+	SupportsScalableTopics                            *bool                  `protobuf:"varint,8,opt,name=supports_scalable_topics,json=supportsScalableTopics,def=0" json:"supports_scalable_topics,omitempty"`
+	SupportsTcMetadataDiscovery                       *bool                  `protobuf:"varint,9,opt,name=supports_tc_metadata_discovery,json=supportsTcMetadataDiscovery,def=0" json:"supports_tc_metadata_discovery,omitempty"`
+	unknownFields                                     protoimpl.UnknownFields
+	sizeCache                                         protoimpl.SizeCache
 }
 
 // Default values for FeatureFlags fields.
 const (
-	Default_FeatureFlags_SupportsAuthRefresh         = bool(false)
-	Default_FeatureFlags_SupportsBrokerEntryMetadata = bool(false)
-	Default_FeatureFlags_SupportsPartialProducer     = bool(false)
-	Default_FeatureFlags_SupportsTopicWatchers       = bool(false)
+	Default_FeatureFlags_SupportsAuthRefresh                               = bool(false)
+	Default_FeatureFlags_SupportsBrokerEntryMetadata                       = bool(false)
+	Default_FeatureFlags_SupportsPartialProducer                           = bool(false)
+	Default_FeatureFlags_SupportsTopicWatchers                             = bool(false)
+	Default_FeatureFlags_SupportsGetPartitionedMetadataWithoutAutoCreation = bool(false)
+	Default_FeatureFlags_SupportsReplDedupByLidAndEid                      = bool(false)
+	Default_FeatureFlags_SupportsTopicWatcherReconcile                     = bool(false)
+	Default_FeatureFlags_SupportsScalableTopics                            = bool(false)
+	Default_FeatureFlags_SupportsTcMetadataDiscovery                       = bool(false)
 )
 
 func (x *FeatureFlags) Reset() {
@@ -2458,6 +2668,41 @@ func (x *FeatureFlags) GetSupportsTopicWatchers() bool {
 		return *x.SupportsTopicWatchers
 	}
 	return Default_FeatureFlags_SupportsTopicWatchers
+}
+
+func (x *FeatureFlags) GetSupportsGetPartitionedMetadataWithoutAutoCreation() bool {
+	if x != nil && x.SupportsGetPartitionedMetadataWithoutAutoCreation != nil {
+		return *x.SupportsGetPartitionedMetadataWithoutAutoCreation
+	}
+	return Default_FeatureFlags_SupportsGetPartitionedMetadataWithoutAutoCreation
+}
+
+func (x *FeatureFlags) GetSupportsReplDedupByLidAndEid() bool {
+	if x != nil && x.SupportsReplDedupByLidAndEid != nil {
+		return *x.SupportsReplDedupByLidAndEid
+	}
+	return Default_FeatureFlags_SupportsReplDedupByLidAndEid
+}
+
+func (x *FeatureFlags) GetSupportsTopicWatcherReconcile() bool {
+	if x != nil && x.SupportsTopicWatcherReconcile != nil {
+		return *x.SupportsTopicWatcherReconcile
+	}
+	return Default_FeatureFlags_SupportsTopicWatcherReconcile
+}
+
+func (x *FeatureFlags) GetSupportsScalableTopics() bool {
+	if x != nil && x.SupportsScalableTopics != nil {
+		return *x.SupportsScalableTopics
+	}
+	return Default_FeatureFlags_SupportsScalableTopics
+}
+
+func (x *FeatureFlags) GetSupportsTcMetadataDiscovery() bool {
+	if x != nil && x.SupportsTcMetadataDiscovery != nil {
+		return *x.SupportsTcMetadataDiscovery
+	}
+	return Default_FeatureFlags_SupportsTcMetadataDiscovery
 }
 
 type CommandConnected struct {
@@ -3008,9 +3253,16 @@ type CommandPartitionedTopicMetadata struct {
 	// to the proxy.
 	OriginalAuthData   *string `protobuf:"bytes,4,opt,name=original_auth_data,json=originalAuthData" json:"original_auth_data,omitempty"`
 	OriginalAuthMethod *string `protobuf:"bytes,5,opt,name=original_auth_method,json=originalAuthMethod" json:"original_auth_method,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// Whether the broker may create the topic's metadata when it has none.
+	MetadataAutoCreationEnabled *bool `protobuf:"varint,6,opt,name=metadata_auto_creation_enabled,json=metadataAutoCreationEnabled,def=1" json:"metadata_auto_creation_enabled,omitempty"`
+	unknownFields               protoimpl.UnknownFields
+	sizeCache                   protoimpl.SizeCache
 }
+
+// Default values for CommandPartitionedTopicMetadata fields.
+const (
+	Default_CommandPartitionedTopicMetadata_MetadataAutoCreationEnabled = bool(true)
+)
 
 func (x *CommandPartitionedTopicMetadata) Reset() {
 	*x = CommandPartitionedTopicMetadata{}
@@ -3075,6 +3327,13 @@ func (x *CommandPartitionedTopicMetadata) GetOriginalAuthMethod() string {
 		return *x.OriginalAuthMethod
 	}
 	return ""
+}
+
+func (x *CommandPartitionedTopicMetadata) GetMetadataAutoCreationEnabled() bool {
+	if x != nil && x.MetadataAutoCreationEnabled != nil {
+		return *x.MetadataAutoCreationEnabled
+	}
+	return Default_CommandPartitionedTopicMetadata_MetadataAutoCreationEnabled
 }
 
 type CommandPartitionedTopicMetadataResponse struct {
@@ -5272,6 +5531,8 @@ type CommandGetTopicsOfNamespace struct {
 	Mode          *CommandGetTopicsOfNamespace_Mode `protobuf:"varint,3,opt,name=mode,enum=pulsarscope.pulsarapi.CommandGetTopicsOfNamespace_Mode,def=0" json:"mode,omitempty"`
 	TopicsPattern *string                           `protobuf:"bytes,4,opt,name=topics_pattern,json=topicsPattern" json:"topics_pattern,omitempty"`
 	TopicsHash    *string                           `protobuf:"bytes,5,opt,name=topics_hash,json=topicsHash" json:"topics_hash,omitempty"`
+	// Properties of the client's context
+	Properties    []*KeyValue `protobuf:"bytes,6,rep,name=properties" json:"properties,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5344,6 +5605,13 @@ func (x *CommandGetTopicsOfNamespace) GetTopicsHash() string {
 		return *x.TopicsHash
 	}
 	return ""
+}
+
+func (x *CommandGetTopicsOfNamespace) GetProperties() []*KeyValue {
+	if x != nil {
+		return x.Properties
+	}
+	return nil
 }
 
 type CommandGetTopicsOfNamespaceResponse struct {
@@ -5696,6 +5964,1381 @@ func (x *CommandWatchTopicListClose) GetWatcherId() uint64 {
 	return 0
 }
 
+// A segment of a scalable topic: a range of the key-hash space, its place
+// in the layout's DAG (parents, children), and when it was created and sealed.
+type SegmentInfoProto struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	SegmentId      *uint64                `protobuf:"varint,1,req,name=segment_id,json=segmentId" json:"segment_id,omitempty"`
+	HashStart      *uint32                `protobuf:"varint,2,req,name=hash_start,json=hashStart" json:"hash_start,omitempty"`
+	HashEnd        *uint32                `protobuf:"varint,3,req,name=hash_end,json=hashEnd" json:"hash_end,omitempty"`
+	State          *SegmentState          `protobuf:"varint,4,req,name=state,enum=pulsarscope.pulsarapi.SegmentState" json:"state,omitempty"`
+	ParentIds      []uint64               `protobuf:"varint,5,rep,name=parent_ids,json=parentIds" json:"parent_ids,omitempty"`
+	ChildIds       []uint64               `protobuf:"varint,6,rep,name=child_ids,json=childIds" json:"child_ids,omitempty"`
+	CreatedAtEpoch *uint64                `protobuf:"varint,7,req,name=created_at_epoch,json=createdAtEpoch" json:"created_at_epoch,omitempty"`
+	SealedAtEpoch  *uint64                `protobuf:"varint,8,opt,name=sealed_at_epoch,json=sealedAtEpoch" json:"sealed_at_epoch,omitempty"`
+	CreatedAtMs    *uint64                `protobuf:"varint,9,req,name=created_at_ms,json=createdAtMs" json:"created_at_ms,omitempty"`
+	SealedAtMs     *uint64                `protobuf:"varint,10,opt,name=sealed_at_ms,json=sealedAtMs" json:"sealed_at_ms,omitempty"`
+	// Set when the segment stands for a regular, not yet migrated topic.
+	LegacyTopicName *string `protobuf:"bytes,11,opt,name=legacy_topic_name,json=legacyTopicName" json:"legacy_topic_name,omitempty"`
+	// Start hashes of the entry buckets after the first.
+	EntryBucketSplits []uint32 `protobuf:"varint,12,rep,name=entry_bucket_splits,json=entryBucketSplits" json:"entry_bucket_splits,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *SegmentInfoProto) Reset() {
+	*x = SegmentInfoProto{}
+	mi := &file_pulsar_api_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SegmentInfoProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SegmentInfoProto) ProtoMessage() {}
+
+func (x *SegmentInfoProto) ProtoReflect() protoreflect.Message {
+	mi := &file_pulsar_api_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SegmentInfoProto.ProtoReflect.Descriptor instead.
+func (*SegmentInfoProto) Descriptor() ([]byte, []int) {
+	return file_pulsar_api_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *SegmentInfoProto) GetSegmentId() uint64 {
+	if x != nil && x.SegmentId != nil {
+		return *x.SegmentId
+	}
+	return 0
+}
+
+func (x *SegmentInfoProto) GetHashStart() uint32 {
+	if x != nil && x.HashStart != nil {
+		return *x.HashStart
+	}
+	return 0
+}
+
+func (x *SegmentInfoProto) GetHashEnd() uint32 {
+	if x != nil && x.HashEnd != nil {
+		return *x.HashEnd
+	}
+	return 0
+}
+
+func (x *SegmentInfoProto) GetState() SegmentState {
+	if x != nil && x.State != nil {
+		return *x.State
+	}
+	return SegmentState_ACTIVE
+}
+
+func (x *SegmentInfoProto) GetParentIds() []uint64 {
+	if x != nil {
+		return x.ParentIds
+	}
+	return nil
+}
+
+func (x *SegmentInfoProto) GetChildIds() []uint64 {
+	if x != nil {
+		return x.ChildIds
+	}
+	return nil
+}
+
+func (x *SegmentInfoProto) GetCreatedAtEpoch() uint64 {
+	if x != nil && x.CreatedAtEpoch != nil {
+		return *x.CreatedAtEpoch
+	}
+	return 0
+}
+
+func (x *SegmentInfoProto) GetSealedAtEpoch() uint64 {
+	if x != nil && x.SealedAtEpoch != nil {
+		return *x.SealedAtEpoch
+	}
+	return 0
+}
+
+func (x *SegmentInfoProto) GetCreatedAtMs() uint64 {
+	if x != nil && x.CreatedAtMs != nil {
+		return *x.CreatedAtMs
+	}
+	return 0
+}
+
+func (x *SegmentInfoProto) GetSealedAtMs() uint64 {
+	if x != nil && x.SealedAtMs != nil {
+		return *x.SealedAtMs
+	}
+	return 0
+}
+
+func (x *SegmentInfoProto) GetLegacyTopicName() string {
+	if x != nil && x.LegacyTopicName != nil {
+		return *x.LegacyTopicName
+	}
+	return ""
+}
+
+func (x *SegmentInfoProto) GetEntryBucketSplits() []uint32 {
+	if x != nil {
+		return x.EntryBucketSplits
+	}
+	return nil
+}
+
+type SegmentBrokerAddress struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SegmentId     *uint64                `protobuf:"varint,1,req,name=segment_id,json=segmentId" json:"segment_id,omitempty"`
+	BrokerUrl     *string                `protobuf:"bytes,2,req,name=broker_url,json=brokerUrl" json:"broker_url,omitempty"`
+	BrokerUrlTls  *string                `protobuf:"bytes,3,opt,name=broker_url_tls,json=brokerUrlTls" json:"broker_url_tls,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SegmentBrokerAddress) Reset() {
+	*x = SegmentBrokerAddress{}
+	mi := &file_pulsar_api_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SegmentBrokerAddress) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SegmentBrokerAddress) ProtoMessage() {}
+
+func (x *SegmentBrokerAddress) ProtoReflect() protoreflect.Message {
+	mi := &file_pulsar_api_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SegmentBrokerAddress.ProtoReflect.Descriptor instead.
+func (*SegmentBrokerAddress) Descriptor() ([]byte, []int) {
+	return file_pulsar_api_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *SegmentBrokerAddress) GetSegmentId() uint64 {
+	if x != nil && x.SegmentId != nil {
+		return *x.SegmentId
+	}
+	return 0
+}
+
+func (x *SegmentBrokerAddress) GetBrokerUrl() string {
+	if x != nil && x.BrokerUrl != nil {
+		return *x.BrokerUrl
+	}
+	return ""
+}
+
+func (x *SegmentBrokerAddress) GetBrokerUrlTls() string {
+	if x != nil && x.BrokerUrlTls != nil {
+		return *x.BrokerUrlTls
+	}
+	return ""
+}
+
+type ScalableTopicDAG struct {
+	state                  protoimpl.MessageState  `protogen:"open.v1"`
+	Epoch                  *uint64                 `protobuf:"varint,1,req,name=epoch" json:"epoch,omitempty"`
+	Segments               []*SegmentInfoProto     `protobuf:"bytes,2,rep,name=segments" json:"segments,omitempty"`
+	SegmentBrokers         []*SegmentBrokerAddress `protobuf:"bytes,3,rep,name=segment_brokers,json=segmentBrokers" json:"segment_brokers,omitempty"`
+	ControllerBrokerUrl    *string                 `protobuf:"bytes,4,opt,name=controller_broker_url,json=controllerBrokerUrl" json:"controller_broker_url,omitempty"`
+	ControllerBrokerUrlTls *string                 `protobuf:"bytes,5,opt,name=controller_broker_url_tls,json=controllerBrokerUrlTls" json:"controller_broker_url_tls,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+func (x *ScalableTopicDAG) Reset() {
+	*x = ScalableTopicDAG{}
+	mi := &file_pulsar_api_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScalableTopicDAG) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScalableTopicDAG) ProtoMessage() {}
+
+func (x *ScalableTopicDAG) ProtoReflect() protoreflect.Message {
+	mi := &file_pulsar_api_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScalableTopicDAG.ProtoReflect.Descriptor instead.
+func (*ScalableTopicDAG) Descriptor() ([]byte, []int) {
+	return file_pulsar_api_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *ScalableTopicDAG) GetEpoch() uint64 {
+	if x != nil && x.Epoch != nil {
+		return *x.Epoch
+	}
+	return 0
+}
+
+func (x *ScalableTopicDAG) GetSegments() []*SegmentInfoProto {
+	if x != nil {
+		return x.Segments
+	}
+	return nil
+}
+
+func (x *ScalableTopicDAG) GetSegmentBrokers() []*SegmentBrokerAddress {
+	if x != nil {
+		return x.SegmentBrokers
+	}
+	return nil
+}
+
+func (x *ScalableTopicDAG) GetControllerBrokerUrl() string {
+	if x != nil && x.ControllerBrokerUrl != nil {
+		return *x.ControllerBrokerUrl
+	}
+	return ""
+}
+
+func (x *ScalableTopicDAG) GetControllerBrokerUrlTls() string {
+	if x != nil && x.ControllerBrokerUrlTls != nil {
+		return *x.ControllerBrokerUrlTls
+	}
+	return ""
+}
+
+// Client to broker: look a scalable topic up and watch its layout.
+type CommandScalableTopicLookup struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	SessionId       *uint64                `protobuf:"varint,1,req,name=session_id,json=sessionId" json:"session_id,omitempty"`
+	Topic           *string                `protobuf:"bytes,2,req,name=topic" json:"topic,omitempty"`
+	CreateIfMissing *bool                  `protobuf:"varint,3,opt,name=create_if_missing,json=createIfMissing,def=1" json:"create_if_missing,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+// Default values for CommandScalableTopicLookup fields.
+const (
+	Default_CommandScalableTopicLookup_CreateIfMissing = bool(true)
+)
+
+func (x *CommandScalableTopicLookup) Reset() {
+	*x = CommandScalableTopicLookup{}
+	mi := &file_pulsar_api_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommandScalableTopicLookup) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommandScalableTopicLookup) ProtoMessage() {}
+
+func (x *CommandScalableTopicLookup) ProtoReflect() protoreflect.Message {
+	mi := &file_pulsar_api_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommandScalableTopicLookup.ProtoReflect.Descriptor instead.
+func (*CommandScalableTopicLookup) Descriptor() ([]byte, []int) {
+	return file_pulsar_api_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *CommandScalableTopicLookup) GetSessionId() uint64 {
+	if x != nil && x.SessionId != nil {
+		return *x.SessionId
+	}
+	return 0
+}
+
+func (x *CommandScalableTopicLookup) GetTopic() string {
+	if x != nil && x.Topic != nil {
+		return *x.Topic
+	}
+	return ""
+}
+
+func (x *CommandScalableTopicLookup) GetCreateIfMissing() bool {
+	if x != nil && x.CreateIfMissing != nil {
+		return *x.CreateIfMissing
+	}
+	return Default_CommandScalableTopicLookup_CreateIfMissing
+}
+
+// Broker to client: the layout, first as the answer, then on every change.
+type CommandScalableTopicUpdate struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	SessionId         *uint64                `protobuf:"varint,1,req,name=session_id,json=sessionId" json:"session_id,omitempty"`
+	Dag               *ScalableTopicDAG      `protobuf:"bytes,2,opt,name=dag" json:"dag,omitempty"`
+	Error             *ServerError           `protobuf:"varint,3,opt,name=error,enum=pulsarscope.pulsarapi.ServerError" json:"error,omitempty"`
+	Message           *string                `protobuf:"bytes,4,opt,name=message" json:"message,omitempty"`
+	ResolvedTopicName *string                `protobuf:"bytes,5,opt,name=resolved_topic_name,json=resolvedTopicName" json:"resolved_topic_name,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *CommandScalableTopicUpdate) Reset() {
+	*x = CommandScalableTopicUpdate{}
+	mi := &file_pulsar_api_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommandScalableTopicUpdate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommandScalableTopicUpdate) ProtoMessage() {}
+
+func (x *CommandScalableTopicUpdate) ProtoReflect() protoreflect.Message {
+	mi := &file_pulsar_api_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommandScalableTopicUpdate.ProtoReflect.Descriptor instead.
+func (*CommandScalableTopicUpdate) Descriptor() ([]byte, []int) {
+	return file_pulsar_api_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *CommandScalableTopicUpdate) GetSessionId() uint64 {
+	if x != nil && x.SessionId != nil {
+		return *x.SessionId
+	}
+	return 0
+}
+
+func (x *CommandScalableTopicUpdate) GetDag() *ScalableTopicDAG {
+	if x != nil {
+		return x.Dag
+	}
+	return nil
+}
+
+func (x *CommandScalableTopicUpdate) GetError() ServerError {
+	if x != nil && x.Error != nil {
+		return *x.Error
+	}
+	return ServerError_UnknownError
+}
+
+func (x *CommandScalableTopicUpdate) GetMessage() string {
+	if x != nil && x.Message != nil {
+		return *x.Message
+	}
+	return ""
+}
+
+func (x *CommandScalableTopicUpdate) GetResolvedTopicName() string {
+	if x != nil && x.ResolvedTopicName != nil {
+		return *x.ResolvedTopicName
+	}
+	return ""
+}
+
+type CommandScalableTopicClose struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     *uint64                `protobuf:"varint,1,req,name=session_id,json=sessionId" json:"session_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CommandScalableTopicClose) Reset() {
+	*x = CommandScalableTopicClose{}
+	mi := &file_pulsar_api_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommandScalableTopicClose) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommandScalableTopicClose) ProtoMessage() {}
+
+func (x *CommandScalableTopicClose) ProtoReflect() protoreflect.Message {
+	mi := &file_pulsar_api_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommandScalableTopicClose.ProtoReflect.Descriptor instead.
+func (*CommandScalableTopicClose) Descriptor() ([]byte, []int) {
+	return file_pulsar_api_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *CommandScalableTopicClose) GetSessionId() uint64 {
+	if x != nil && x.SessionId != nil {
+		return *x.SessionId
+	}
+	return 0
+}
+
+type ScalableAssignedSegment struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SegmentId     *uint64                `protobuf:"varint,1,req,name=segment_id,json=segmentId" json:"segment_id,omitempty"`
+	HashStart     *uint32                `protobuf:"varint,2,req,name=hash_start,json=hashStart" json:"hash_start,omitempty"`
+	HashEnd       *uint32                `protobuf:"varint,3,req,name=hash_end,json=hashEnd" json:"hash_end,omitempty"`
+	SegmentTopic  *string                `protobuf:"bytes,4,req,name=segment_topic,json=segmentTopic" json:"segment_topic,omitempty"`
+	BucketRanges  []*IntRange            `protobuf:"bytes,5,rep,name=bucket_ranges,json=bucketRanges" json:"bucket_ranges,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScalableAssignedSegment) Reset() {
+	*x = ScalableAssignedSegment{}
+	mi := &file_pulsar_api_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScalableAssignedSegment) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScalableAssignedSegment) ProtoMessage() {}
+
+func (x *ScalableAssignedSegment) ProtoReflect() protoreflect.Message {
+	mi := &file_pulsar_api_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScalableAssignedSegment.ProtoReflect.Descriptor instead.
+func (*ScalableAssignedSegment) Descriptor() ([]byte, []int) {
+	return file_pulsar_api_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *ScalableAssignedSegment) GetSegmentId() uint64 {
+	if x != nil && x.SegmentId != nil {
+		return *x.SegmentId
+	}
+	return 0
+}
+
+func (x *ScalableAssignedSegment) GetHashStart() uint32 {
+	if x != nil && x.HashStart != nil {
+		return *x.HashStart
+	}
+	return 0
+}
+
+func (x *ScalableAssignedSegment) GetHashEnd() uint32 {
+	if x != nil && x.HashEnd != nil {
+		return *x.HashEnd
+	}
+	return 0
+}
+
+func (x *ScalableAssignedSegment) GetSegmentTopic() string {
+	if x != nil && x.SegmentTopic != nil {
+		return *x.SegmentTopic
+	}
+	return ""
+}
+
+func (x *ScalableAssignedSegment) GetBucketRanges() []*IntRange {
+	if x != nil {
+		return x.BucketRanges
+	}
+	return nil
+}
+
+type ScalableConsumerAssignment struct {
+	state         protoimpl.MessageState     `protogen:"open.v1"`
+	LayoutEpoch   *uint64                    `protobuf:"varint,1,req,name=layout_epoch,json=layoutEpoch" json:"layout_epoch,omitempty"`
+	Segments      []*ScalableAssignedSegment `protobuf:"bytes,2,rep,name=segments" json:"segments,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScalableConsumerAssignment) Reset() {
+	*x = ScalableConsumerAssignment{}
+	mi := &file_pulsar_api_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScalableConsumerAssignment) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScalableConsumerAssignment) ProtoMessage() {}
+
+func (x *ScalableConsumerAssignment) ProtoReflect() protoreflect.Message {
+	mi := &file_pulsar_api_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScalableConsumerAssignment.ProtoReflect.Descriptor instead.
+func (*ScalableConsumerAssignment) Descriptor() ([]byte, []int) {
+	return file_pulsar_api_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *ScalableConsumerAssignment) GetLayoutEpoch() uint64 {
+	if x != nil && x.LayoutEpoch != nil {
+		return *x.LayoutEpoch
+	}
+	return 0
+}
+
+func (x *ScalableConsumerAssignment) GetSegments() []*ScalableAssignedSegment {
+	if x != nil {
+		return x.Segments
+	}
+	return nil
+}
+
+type CommandScalableTopicSubscribe struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RequestId     *uint64                `protobuf:"varint,1,req,name=request_id,json=requestId" json:"request_id,omitempty"`
+	Topic         *string                `protobuf:"bytes,2,req,name=topic" json:"topic,omitempty"`
+	Subscription  *string                `protobuf:"bytes,3,req,name=subscription" json:"subscription,omitempty"`
+	ConsumerName  *string                `protobuf:"bytes,4,req,name=consumer_name,json=consumerName" json:"consumer_name,omitempty"`
+	ConsumerId    *uint64                `protobuf:"varint,5,req,name=consumer_id,json=consumerId" json:"consumer_id,omitempty"`
+	ConsumerType  *ScalableConsumerType  `protobuf:"varint,6,req,name=consumer_type,json=consumerType,enum=pulsarscope.pulsarapi.ScalableConsumerType" json:"consumer_type,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CommandScalableTopicSubscribe) Reset() {
+	*x = CommandScalableTopicSubscribe{}
+	mi := &file_pulsar_api_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommandScalableTopicSubscribe) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommandScalableTopicSubscribe) ProtoMessage() {}
+
+func (x *CommandScalableTopicSubscribe) ProtoReflect() protoreflect.Message {
+	mi := &file_pulsar_api_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommandScalableTopicSubscribe.ProtoReflect.Descriptor instead.
+func (*CommandScalableTopicSubscribe) Descriptor() ([]byte, []int) {
+	return file_pulsar_api_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *CommandScalableTopicSubscribe) GetRequestId() uint64 {
+	if x != nil && x.RequestId != nil {
+		return *x.RequestId
+	}
+	return 0
+}
+
+func (x *CommandScalableTopicSubscribe) GetTopic() string {
+	if x != nil && x.Topic != nil {
+		return *x.Topic
+	}
+	return ""
+}
+
+func (x *CommandScalableTopicSubscribe) GetSubscription() string {
+	if x != nil && x.Subscription != nil {
+		return *x.Subscription
+	}
+	return ""
+}
+
+func (x *CommandScalableTopicSubscribe) GetConsumerName() string {
+	if x != nil && x.ConsumerName != nil {
+		return *x.ConsumerName
+	}
+	return ""
+}
+
+func (x *CommandScalableTopicSubscribe) GetConsumerId() uint64 {
+	if x != nil && x.ConsumerId != nil {
+		return *x.ConsumerId
+	}
+	return 0
+}
+
+func (x *CommandScalableTopicSubscribe) GetConsumerType() ScalableConsumerType {
+	if x != nil && x.ConsumerType != nil {
+		return *x.ConsumerType
+	}
+	return ScalableConsumerType_STREAM
+}
+
+type CommandScalableTopicSubscribeResponse struct {
+	state         protoimpl.MessageState      `protogen:"open.v1"`
+	RequestId     *uint64                     `protobuf:"varint,1,req,name=request_id,json=requestId" json:"request_id,omitempty"`
+	Error         *ServerError                `protobuf:"varint,2,opt,name=error,enum=pulsarscope.pulsarapi.ServerError" json:"error,omitempty"`
+	Message       *string                     `protobuf:"bytes,3,opt,name=message" json:"message,omitempty"`
+	Assignment    *ScalableConsumerAssignment `protobuf:"bytes,4,opt,name=assignment" json:"assignment,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CommandScalableTopicSubscribeResponse) Reset() {
+	*x = CommandScalableTopicSubscribeResponse{}
+	mi := &file_pulsar_api_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommandScalableTopicSubscribeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommandScalableTopicSubscribeResponse) ProtoMessage() {}
+
+func (x *CommandScalableTopicSubscribeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_pulsar_api_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommandScalableTopicSubscribeResponse.ProtoReflect.Descriptor instead.
+func (*CommandScalableTopicSubscribeResponse) Descriptor() ([]byte, []int) {
+	return file_pulsar_api_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *CommandScalableTopicSubscribeResponse) GetRequestId() uint64 {
+	if x != nil && x.RequestId != nil {
+		return *x.RequestId
+	}
+	return 0
+}
+
+func (x *CommandScalableTopicSubscribeResponse) GetError() ServerError {
+	if x != nil && x.Error != nil {
+		return *x.Error
+	}
+	return ServerError_UnknownError
+}
+
+func (x *CommandScalableTopicSubscribeResponse) GetMessage() string {
+	if x != nil && x.Message != nil {
+		return *x.Message
+	}
+	return ""
+}
+
+func (x *CommandScalableTopicSubscribeResponse) GetAssignment() *ScalableConsumerAssignment {
+	if x != nil {
+		return x.Assignment
+	}
+	return nil
+}
+
+type CommandScalableTopicAssignmentUpdate struct {
+	state         protoimpl.MessageState      `protogen:"open.v1"`
+	ConsumerId    *uint64                     `protobuf:"varint,1,req,name=consumer_id,json=consumerId" json:"consumer_id,omitempty"`
+	Assignment    *ScalableConsumerAssignment `protobuf:"bytes,2,req,name=assignment" json:"assignment,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CommandScalableTopicAssignmentUpdate) Reset() {
+	*x = CommandScalableTopicAssignmentUpdate{}
+	mi := &file_pulsar_api_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommandScalableTopicAssignmentUpdate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommandScalableTopicAssignmentUpdate) ProtoMessage() {}
+
+func (x *CommandScalableTopicAssignmentUpdate) ProtoReflect() protoreflect.Message {
+	mi := &file_pulsar_api_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommandScalableTopicAssignmentUpdate.ProtoReflect.Descriptor instead.
+func (*CommandScalableTopicAssignmentUpdate) Descriptor() ([]byte, []int) {
+	return file_pulsar_api_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *CommandScalableTopicAssignmentUpdate) GetConsumerId() uint64 {
+	if x != nil && x.ConsumerId != nil {
+		return *x.ConsumerId
+	}
+	return 0
+}
+
+func (x *CommandScalableTopicAssignmentUpdate) GetAssignment() *ScalableConsumerAssignment {
+	if x != nil {
+		return x.Assignment
+	}
+	return nil
+}
+
+// Client to broker: watch the scalable topics of a namespace that match
+// the property filters.
+type CommandWatchScalableTopics struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	WatchId         *uint64                `protobuf:"varint,1,req,name=watch_id,json=watchId" json:"watch_id,omitempty"`
+	Namespace       *string                `protobuf:"bytes,2,req,name=namespace" json:"namespace,omitempty"`
+	PropertyFilters []*KeyValue            `protobuf:"bytes,3,rep,name=property_filters,json=propertyFilters" json:"property_filters,omitempty"`
+	CurrentHash     *string                `protobuf:"bytes,4,opt,name=current_hash,json=currentHash" json:"current_hash,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *CommandWatchScalableTopics) Reset() {
+	*x = CommandWatchScalableTopics{}
+	mi := &file_pulsar_api_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommandWatchScalableTopics) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommandWatchScalableTopics) ProtoMessage() {}
+
+func (x *CommandWatchScalableTopics) ProtoReflect() protoreflect.Message {
+	mi := &file_pulsar_api_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommandWatchScalableTopics.ProtoReflect.Descriptor instead.
+func (*CommandWatchScalableTopics) Descriptor() ([]byte, []int) {
+	return file_pulsar_api_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *CommandWatchScalableTopics) GetWatchId() uint64 {
+	if x != nil && x.WatchId != nil {
+		return *x.WatchId
+	}
+	return 0
+}
+
+func (x *CommandWatchScalableTopics) GetNamespace() string {
+	if x != nil && x.Namespace != nil {
+		return *x.Namespace
+	}
+	return ""
+}
+
+func (x *CommandWatchScalableTopics) GetPropertyFilters() []*KeyValue {
+	if x != nil {
+		return x.PropertyFilters
+	}
+	return nil
+}
+
+func (x *CommandWatchScalableTopics) GetCurrentHash() string {
+	if x != nil && x.CurrentHash != nil {
+		return *x.CurrentHash
+	}
+	return ""
+}
+
+type ScalableTopicsSnapshot struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Topics        []string               `protobuf:"bytes,1,rep,name=topics" json:"topics,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScalableTopicsSnapshot) Reset() {
+	*x = ScalableTopicsSnapshot{}
+	mi := &file_pulsar_api_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScalableTopicsSnapshot) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScalableTopicsSnapshot) ProtoMessage() {}
+
+func (x *ScalableTopicsSnapshot) ProtoReflect() protoreflect.Message {
+	mi := &file_pulsar_api_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScalableTopicsSnapshot.ProtoReflect.Descriptor instead.
+func (*ScalableTopicsSnapshot) Descriptor() ([]byte, []int) {
+	return file_pulsar_api_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *ScalableTopicsSnapshot) GetTopics() []string {
+	if x != nil {
+		return x.Topics
+	}
+	return nil
+}
+
+type ScalableTopicsDiff struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Added         []string               `protobuf:"bytes,1,rep,name=added" json:"added,omitempty"`
+	Removed       []string               `protobuf:"bytes,2,rep,name=removed" json:"removed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScalableTopicsDiff) Reset() {
+	*x = ScalableTopicsDiff{}
+	mi := &file_pulsar_api_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScalableTopicsDiff) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScalableTopicsDiff) ProtoMessage() {}
+
+func (x *ScalableTopicsDiff) ProtoReflect() protoreflect.Message {
+	mi := &file_pulsar_api_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScalableTopicsDiff.ProtoReflect.Descriptor instead.
+func (*ScalableTopicsDiff) Descriptor() ([]byte, []int) {
+	return file_pulsar_api_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *ScalableTopicsDiff) GetAdded() []string {
+	if x != nil {
+		return x.Added
+	}
+	return nil
+}
+
+func (x *ScalableTopicsDiff) GetRemoved() []string {
+	if x != nil {
+		return x.Removed
+	}
+	return nil
+}
+
+type CommandWatchScalableTopicsUpdate struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	WatchId *uint64                `protobuf:"varint,1,req,name=watch_id,json=watchId" json:"watch_id,omitempty"`
+	// Types that are valid to be assigned to Event:
+	//
+	//	*CommandWatchScalableTopicsUpdate_Snapshot
+	//	*CommandWatchScalableTopicsUpdate_Diff
+	Event         isCommandWatchScalableTopicsUpdate_Event `protobuf_oneof:"event"`
+	Error         *ServerError                             `protobuf:"varint,4,opt,name=error,enum=pulsarscope.pulsarapi.ServerError" json:"error,omitempty"`
+	Message       *string                                  `protobuf:"bytes,5,opt,name=message" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CommandWatchScalableTopicsUpdate) Reset() {
+	*x = CommandWatchScalableTopicsUpdate{}
+	mi := &file_pulsar_api_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommandWatchScalableTopicsUpdate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommandWatchScalableTopicsUpdate) ProtoMessage() {}
+
+func (x *CommandWatchScalableTopicsUpdate) ProtoReflect() protoreflect.Message {
+	mi := &file_pulsar_api_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommandWatchScalableTopicsUpdate.ProtoReflect.Descriptor instead.
+func (*CommandWatchScalableTopicsUpdate) Descriptor() ([]byte, []int) {
+	return file_pulsar_api_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *CommandWatchScalableTopicsUpdate) GetWatchId() uint64 {
+	if x != nil && x.WatchId != nil {
+		return *x.WatchId
+	}
+	return 0
+}
+
+func (x *CommandWatchScalableTopicsUpdate) GetEvent() isCommandWatchScalableTopicsUpdate_Event {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+func (x *CommandWatchScalableTopicsUpdate) GetSnapshot() *ScalableTopicsSnapshot {
+	if x != nil {
+		if x, ok := x.Event.(*CommandWatchScalableTopicsUpdate_Snapshot); ok {
+			return x.Snapshot
+		}
+	}
+	return nil
+}
+
+func (x *CommandWatchScalableTopicsUpdate) GetDiff() *ScalableTopicsDiff {
+	if x != nil {
+		if x, ok := x.Event.(*CommandWatchScalableTopicsUpdate_Diff); ok {
+			return x.Diff
+		}
+	}
+	return nil
+}
+
+func (x *CommandWatchScalableTopicsUpdate) GetError() ServerError {
+	if x != nil && x.Error != nil {
+		return *x.Error
+	}
+	return ServerError_UnknownError
+}
+
+func (x *CommandWatchScalableTopicsUpdate) GetMessage() string {
+	if x != nil && x.Message != nil {
+		return *x.Message
+	}
+	return ""
+}
+
+type isCommandWatchScalableTopicsUpdate_Event interface {
+	isCommandWatchScalableTopicsUpdate_Event()
+}
+
+type CommandWatchScalableTopicsUpdate_Snapshot struct {
+	Snapshot *ScalableTopicsSnapshot `protobuf:"bytes,2,opt,name=snapshot,oneof"`
+}
+
+type CommandWatchScalableTopicsUpdate_Diff struct {
+	Diff *ScalableTopicsDiff `protobuf:"bytes,3,opt,name=diff,oneof"`
+}
+
+func (*CommandWatchScalableTopicsUpdate_Snapshot) isCommandWatchScalableTopicsUpdate_Event() {}
+
+func (*CommandWatchScalableTopicsUpdate_Diff) isCommandWatchScalableTopicsUpdate_Event() {}
+
+type CommandWatchScalableTopicsClose struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	WatchId       *uint64                `protobuf:"varint,1,req,name=watch_id,json=watchId" json:"watch_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CommandWatchScalableTopicsClose) Reset() {
+	*x = CommandWatchScalableTopicsClose{}
+	mi := &file_pulsar_api_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommandWatchScalableTopicsClose) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommandWatchScalableTopicsClose) ProtoMessage() {}
+
+func (x *CommandWatchScalableTopicsClose) ProtoReflect() protoreflect.Message {
+	mi := &file_pulsar_api_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommandWatchScalableTopicsClose.ProtoReflect.Descriptor instead.
+func (*CommandWatchScalableTopicsClose) Descriptor() ([]byte, []int) {
+	return file_pulsar_api_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *CommandWatchScalableTopicsClose) GetWatchId() uint64 {
+	if x != nil && x.WatchId != nil {
+		return *x.WatchId
+	}
+	return 0
+}
+
+type CommandWatchTcAssignments struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	WatchId       *uint64                `protobuf:"varint,1,req,name=watch_id,json=watchId" json:"watch_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CommandWatchTcAssignments) Reset() {
+	*x = CommandWatchTcAssignments{}
+	mi := &file_pulsar_api_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommandWatchTcAssignments) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommandWatchTcAssignments) ProtoMessage() {}
+
+func (x *CommandWatchTcAssignments) ProtoReflect() protoreflect.Message {
+	mi := &file_pulsar_api_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommandWatchTcAssignments.ProtoReflect.Descriptor instead.
+func (*CommandWatchTcAssignments) Descriptor() ([]byte, []int) {
+	return file_pulsar_api_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *CommandWatchTcAssignments) GetWatchId() uint64 {
+	if x != nil && x.WatchId != nil {
+		return *x.WatchId
+	}
+	return 0
+}
+
+type TcAssignment struct {
+	state               protoimpl.MessageState `protogen:"open.v1"`
+	TcId                *uint64                `protobuf:"varint,1,req,name=tc_id,json=tcId" json:"tc_id,omitempty"`
+	BrokerServiceUrl    *string                `protobuf:"bytes,2,opt,name=broker_service_url,json=brokerServiceUrl" json:"broker_service_url,omitempty"`
+	BrokerServiceUrlTls *string                `protobuf:"bytes,3,opt,name=broker_service_url_tls,json=brokerServiceUrlTls" json:"broker_service_url_tls,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *TcAssignment) Reset() {
+	*x = TcAssignment{}
+	mi := &file_pulsar_api_proto_msgTypes[69]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TcAssignment) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TcAssignment) ProtoMessage() {}
+
+func (x *TcAssignment) ProtoReflect() protoreflect.Message {
+	mi := &file_pulsar_api_proto_msgTypes[69]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TcAssignment.ProtoReflect.Descriptor instead.
+func (*TcAssignment) Descriptor() ([]byte, []int) {
+	return file_pulsar_api_proto_rawDescGZIP(), []int{69}
+}
+
+func (x *TcAssignment) GetTcId() uint64 {
+	if x != nil && x.TcId != nil {
+		return *x.TcId
+	}
+	return 0
+}
+
+func (x *TcAssignment) GetBrokerServiceUrl() string {
+	if x != nil && x.BrokerServiceUrl != nil {
+		return *x.BrokerServiceUrl
+	}
+	return ""
+}
+
+func (x *TcAssignment) GetBrokerServiceUrlTls() string {
+	if x != nil && x.BrokerServiceUrlTls != nil {
+		return *x.BrokerServiceUrlTls
+	}
+	return ""
+}
+
+type TcAssignmentsSnapshot struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Parallelism   *uint32                `protobuf:"varint,1,req,name=parallelism" json:"parallelism,omitempty"`
+	Assignments   []*TcAssignment        `protobuf:"bytes,2,rep,name=assignments" json:"assignments,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TcAssignmentsSnapshot) Reset() {
+	*x = TcAssignmentsSnapshot{}
+	mi := &file_pulsar_api_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TcAssignmentsSnapshot) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TcAssignmentsSnapshot) ProtoMessage() {}
+
+func (x *TcAssignmentsSnapshot) ProtoReflect() protoreflect.Message {
+	mi := &file_pulsar_api_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TcAssignmentsSnapshot.ProtoReflect.Descriptor instead.
+func (*TcAssignmentsSnapshot) Descriptor() ([]byte, []int) {
+	return file_pulsar_api_proto_rawDescGZIP(), []int{70}
+}
+
+func (x *TcAssignmentsSnapshot) GetParallelism() uint32 {
+	if x != nil && x.Parallelism != nil {
+		return *x.Parallelism
+	}
+	return 0
+}
+
+func (x *TcAssignmentsSnapshot) GetAssignments() []*TcAssignment {
+	if x != nil {
+		return x.Assignments
+	}
+	return nil
+}
+
+type CommandWatchTcAssignmentsUpdate struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	WatchId       *uint64                `protobuf:"varint,1,req,name=watch_id,json=watchId" json:"watch_id,omitempty"`
+	Snapshot      *TcAssignmentsSnapshot `protobuf:"bytes,2,opt,name=snapshot" json:"snapshot,omitempty"`
+	Error         *ServerError           `protobuf:"varint,3,opt,name=error,enum=pulsarscope.pulsarapi.ServerError" json:"error,omitempty"`
+	Message       *string                `protobuf:"bytes,4,opt,name=message" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CommandWatchTcAssignmentsUpdate) Reset() {
+	*x = CommandWatchTcAssignmentsUpdate{}
+	mi := &file_pulsar_api_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommandWatchTcAssignmentsUpdate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommandWatchTcAssignmentsUpdate) ProtoMessage() {}
+
+func (x *CommandWatchTcAssignmentsUpdate) ProtoReflect() protoreflect.Message {
+	mi := &file_pulsar_api_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommandWatchTcAssignmentsUpdate.ProtoReflect.Descriptor instead.
+func (*CommandWatchTcAssignmentsUpdate) Descriptor() ([]byte, []int) {
+	return file_pulsar_api_proto_rawDescGZIP(), []int{71}
+}
+
+func (x *CommandWatchTcAssignmentsUpdate) GetWatchId() uint64 {
+	if x != nil && x.WatchId != nil {
+		return *x.WatchId
+	}
+	return 0
+}
+
+func (x *CommandWatchTcAssignmentsUpdate) GetSnapshot() *TcAssignmentsSnapshot {
+	if x != nil {
+		return x.Snapshot
+	}
+	return nil
+}
+
+func (x *CommandWatchTcAssignmentsUpdate) GetError() ServerError {
+	if x != nil && x.Error != nil {
+		return *x.Error
+	}
+	return ServerError_UnknownError
+}
+
+func (x *CommandWatchTcAssignmentsUpdate) GetMessage() string {
+	if x != nil && x.Message != nil {
+		return *x.Message
+	}
+	return ""
+}
+
+type CommandWatchTcAssignmentsClose struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	WatchId       *uint64                `protobuf:"varint,1,req,name=watch_id,json=watchId" json:"watch_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CommandWatchTcAssignmentsClose) Reset() {
+	*x = CommandWatchTcAssignmentsClose{}
+	mi := &file_pulsar_api_proto_msgTypes[72]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommandWatchTcAssignmentsClose) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommandWatchTcAssignmentsClose) ProtoMessage() {}
+
+func (x *CommandWatchTcAssignmentsClose) ProtoReflect() protoreflect.Message {
+	mi := &file_pulsar_api_proto_msgTypes[72]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommandWatchTcAssignmentsClose.ProtoReflect.Descriptor instead.
+func (*CommandWatchTcAssignmentsClose) Descriptor() ([]byte, []int) {
+	return file_pulsar_api_proto_rawDescGZIP(), []int{72}
+}
+
+func (x *CommandWatchTcAssignmentsClose) GetWatchId() uint64 {
+	if x != nil && x.WatchId != nil {
+		return *x.WatchId
+	}
+	return 0
+}
+
 type CommandGetSchema struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	RequestId     *uint64                `protobuf:"varint,1,req,name=request_id,json=requestId" json:"request_id,omitempty"`
@@ -5707,7 +7350,7 @@ type CommandGetSchema struct {
 
 func (x *CommandGetSchema) Reset() {
 	*x = CommandGetSchema{}
-	mi := &file_pulsar_api_proto_msgTypes[52]
+	mi := &file_pulsar_api_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5719,7 +7362,7 @@ func (x *CommandGetSchema) String() string {
 func (*CommandGetSchema) ProtoMessage() {}
 
 func (x *CommandGetSchema) ProtoReflect() protoreflect.Message {
-	mi := &file_pulsar_api_proto_msgTypes[52]
+	mi := &file_pulsar_api_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5732,7 +7375,7 @@ func (x *CommandGetSchema) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandGetSchema.ProtoReflect.Descriptor instead.
 func (*CommandGetSchema) Descriptor() ([]byte, []int) {
-	return file_pulsar_api_proto_rawDescGZIP(), []int{52}
+	return file_pulsar_api_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *CommandGetSchema) GetRequestId() uint64 {
@@ -5769,7 +7412,7 @@ type CommandGetSchemaResponse struct {
 
 func (x *CommandGetSchemaResponse) Reset() {
 	*x = CommandGetSchemaResponse{}
-	mi := &file_pulsar_api_proto_msgTypes[53]
+	mi := &file_pulsar_api_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5781,7 +7424,7 @@ func (x *CommandGetSchemaResponse) String() string {
 func (*CommandGetSchemaResponse) ProtoMessage() {}
 
 func (x *CommandGetSchemaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pulsar_api_proto_msgTypes[53]
+	mi := &file_pulsar_api_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5794,7 +7437,7 @@ func (x *CommandGetSchemaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandGetSchemaResponse.ProtoReflect.Descriptor instead.
 func (*CommandGetSchemaResponse) Descriptor() ([]byte, []int) {
-	return file_pulsar_api_proto_rawDescGZIP(), []int{53}
+	return file_pulsar_api_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *CommandGetSchemaResponse) GetRequestId() uint64 {
@@ -5837,13 +7480,14 @@ type CommandGetOrCreateSchema struct {
 	RequestId     *uint64                `protobuf:"varint,1,req,name=request_id,json=requestId" json:"request_id,omitempty"`
 	Topic         *string                `protobuf:"bytes,2,req,name=topic" json:"topic,omitempty"`
 	Schema        *Schema                `protobuf:"bytes,3,req,name=schema" json:"schema,omitempty"`
+	ProducerName  *string                `protobuf:"bytes,4,opt,name=producerName" json:"producerName,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CommandGetOrCreateSchema) Reset() {
 	*x = CommandGetOrCreateSchema{}
-	mi := &file_pulsar_api_proto_msgTypes[54]
+	mi := &file_pulsar_api_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5855,7 +7499,7 @@ func (x *CommandGetOrCreateSchema) String() string {
 func (*CommandGetOrCreateSchema) ProtoMessage() {}
 
 func (x *CommandGetOrCreateSchema) ProtoReflect() protoreflect.Message {
-	mi := &file_pulsar_api_proto_msgTypes[54]
+	mi := &file_pulsar_api_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5868,7 +7512,7 @@ func (x *CommandGetOrCreateSchema) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandGetOrCreateSchema.ProtoReflect.Descriptor instead.
 func (*CommandGetOrCreateSchema) Descriptor() ([]byte, []int) {
-	return file_pulsar_api_proto_rawDescGZIP(), []int{54}
+	return file_pulsar_api_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *CommandGetOrCreateSchema) GetRequestId() uint64 {
@@ -5892,6 +7536,13 @@ func (x *CommandGetOrCreateSchema) GetSchema() *Schema {
 	return nil
 }
 
+func (x *CommandGetOrCreateSchema) GetProducerName() string {
+	if x != nil && x.ProducerName != nil {
+		return *x.ProducerName
+	}
+	return ""
+}
+
 type CommandGetOrCreateSchemaResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	RequestId     *uint64                `protobuf:"varint,1,req,name=request_id,json=requestId" json:"request_id,omitempty"`
@@ -5904,7 +7555,7 @@ type CommandGetOrCreateSchemaResponse struct {
 
 func (x *CommandGetOrCreateSchemaResponse) Reset() {
 	*x = CommandGetOrCreateSchemaResponse{}
-	mi := &file_pulsar_api_proto_msgTypes[55]
+	mi := &file_pulsar_api_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5916,7 +7567,7 @@ func (x *CommandGetOrCreateSchemaResponse) String() string {
 func (*CommandGetOrCreateSchemaResponse) ProtoMessage() {}
 
 func (x *CommandGetOrCreateSchemaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pulsar_api_proto_msgTypes[55]
+	mi := &file_pulsar_api_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5929,7 +7580,7 @@ func (x *CommandGetOrCreateSchemaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandGetOrCreateSchemaResponse.ProtoReflect.Descriptor instead.
 func (*CommandGetOrCreateSchemaResponse) Descriptor() ([]byte, []int) {
-	return file_pulsar_api_proto_rawDescGZIP(), []int{55}
+	return file_pulsar_api_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *CommandGetOrCreateSchemaResponse) GetRequestId() uint64 {
@@ -5964,18 +7615,20 @@ type CommandTcClientConnectRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	RequestId     *uint64                `protobuf:"varint,1,req,name=request_id,json=requestId" json:"request_id,omitempty"`
 	TcId          *uint64                `protobuf:"varint,2,req,name=tc_id,json=tcId,def=0" json:"tc_id,omitempty"`
+	Scalable      *bool                  `protobuf:"varint,3,opt,name=scalable,def=0" json:"scalable,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 // Default values for CommandTcClientConnectRequest fields.
 const (
-	Default_CommandTcClientConnectRequest_TcId = uint64(0)
+	Default_CommandTcClientConnectRequest_TcId     = uint64(0)
+	Default_CommandTcClientConnectRequest_Scalable = bool(false)
 )
 
 func (x *CommandTcClientConnectRequest) Reset() {
 	*x = CommandTcClientConnectRequest{}
-	mi := &file_pulsar_api_proto_msgTypes[56]
+	mi := &file_pulsar_api_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5987,7 +7640,7 @@ func (x *CommandTcClientConnectRequest) String() string {
 func (*CommandTcClientConnectRequest) ProtoMessage() {}
 
 func (x *CommandTcClientConnectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pulsar_api_proto_msgTypes[56]
+	mi := &file_pulsar_api_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6000,7 +7653,7 @@ func (x *CommandTcClientConnectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandTcClientConnectRequest.ProtoReflect.Descriptor instead.
 func (*CommandTcClientConnectRequest) Descriptor() ([]byte, []int) {
-	return file_pulsar_api_proto_rawDescGZIP(), []int{56}
+	return file_pulsar_api_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *CommandTcClientConnectRequest) GetRequestId() uint64 {
@@ -6017,6 +7670,13 @@ func (x *CommandTcClientConnectRequest) GetTcId() uint64 {
 	return Default_CommandTcClientConnectRequest_TcId
 }
 
+func (x *CommandTcClientConnectRequest) GetScalable() bool {
+	if x != nil && x.Scalable != nil {
+		return *x.Scalable
+	}
+	return Default_CommandTcClientConnectRequest_Scalable
+}
+
 type CommandTcClientConnectResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	RequestId     *uint64                `protobuf:"varint,1,req,name=request_id,json=requestId" json:"request_id,omitempty"`
@@ -6028,7 +7688,7 @@ type CommandTcClientConnectResponse struct {
 
 func (x *CommandTcClientConnectResponse) Reset() {
 	*x = CommandTcClientConnectResponse{}
-	mi := &file_pulsar_api_proto_msgTypes[57]
+	mi := &file_pulsar_api_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6040,7 +7700,7 @@ func (x *CommandTcClientConnectResponse) String() string {
 func (*CommandTcClientConnectResponse) ProtoMessage() {}
 
 func (x *CommandTcClientConnectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pulsar_api_proto_msgTypes[57]
+	mi := &file_pulsar_api_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6053,7 +7713,7 @@ func (x *CommandTcClientConnectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandTcClientConnectResponse.ProtoReflect.Descriptor instead.
 func (*CommandTcClientConnectResponse) Descriptor() ([]byte, []int) {
-	return file_pulsar_api_proto_rawDescGZIP(), []int{57}
+	return file_pulsar_api_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *CommandTcClientConnectResponse) GetRequestId() uint64 {
@@ -6080,21 +7740,23 @@ func (x *CommandTcClientConnectResponse) GetMessage() string {
 type CommandNewTxn struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	RequestId     *uint64                `protobuf:"varint,1,req,name=request_id,json=requestId" json:"request_id,omitempty"`
-	TxnTtlSeconds *uint64                `protobuf:"varint,2,opt,name=txn_ttl_seconds,json=txnTtlSeconds,def=0" json:"txn_ttl_seconds,omitempty"`
+	TxnTtlMillis  *uint64                `protobuf:"varint,2,opt,name=txn_ttl_millis,json=txnTtlMillis,def=0" json:"txn_ttl_millis,omitempty"`
 	TcId          *uint64                `protobuf:"varint,3,opt,name=tc_id,json=tcId,def=0" json:"tc_id,omitempty"`
+	Scalable      *bool                  `protobuf:"varint,4,opt,name=scalable,def=0" json:"scalable,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 // Default values for CommandNewTxn fields.
 const (
-	Default_CommandNewTxn_TxnTtlSeconds = uint64(0)
-	Default_CommandNewTxn_TcId          = uint64(0)
+	Default_CommandNewTxn_TxnTtlMillis = uint64(0)
+	Default_CommandNewTxn_TcId         = uint64(0)
+	Default_CommandNewTxn_Scalable     = bool(false)
 )
 
 func (x *CommandNewTxn) Reset() {
 	*x = CommandNewTxn{}
-	mi := &file_pulsar_api_proto_msgTypes[58]
+	mi := &file_pulsar_api_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6106,7 +7768,7 @@ func (x *CommandNewTxn) String() string {
 func (*CommandNewTxn) ProtoMessage() {}
 
 func (x *CommandNewTxn) ProtoReflect() protoreflect.Message {
-	mi := &file_pulsar_api_proto_msgTypes[58]
+	mi := &file_pulsar_api_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6119,7 +7781,7 @@ func (x *CommandNewTxn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandNewTxn.ProtoReflect.Descriptor instead.
 func (*CommandNewTxn) Descriptor() ([]byte, []int) {
-	return file_pulsar_api_proto_rawDescGZIP(), []int{58}
+	return file_pulsar_api_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *CommandNewTxn) GetRequestId() uint64 {
@@ -6129,11 +7791,11 @@ func (x *CommandNewTxn) GetRequestId() uint64 {
 	return 0
 }
 
-func (x *CommandNewTxn) GetTxnTtlSeconds() uint64 {
-	if x != nil && x.TxnTtlSeconds != nil {
-		return *x.TxnTtlSeconds
+func (x *CommandNewTxn) GetTxnTtlMillis() uint64 {
+	if x != nil && x.TxnTtlMillis != nil {
+		return *x.TxnTtlMillis
 	}
-	return Default_CommandNewTxn_TxnTtlSeconds
+	return Default_CommandNewTxn_TxnTtlMillis
 }
 
 func (x *CommandNewTxn) GetTcId() uint64 {
@@ -6141,6 +7803,13 @@ func (x *CommandNewTxn) GetTcId() uint64 {
 		return *x.TcId
 	}
 	return Default_CommandNewTxn_TcId
+}
+
+func (x *CommandNewTxn) GetScalable() bool {
+	if x != nil && x.Scalable != nil {
+		return *x.Scalable
+	}
+	return Default_CommandNewTxn_Scalable
 }
 
 type CommandNewTxnResponse struct {
@@ -6162,7 +7831,7 @@ const (
 
 func (x *CommandNewTxnResponse) Reset() {
 	*x = CommandNewTxnResponse{}
-	mi := &file_pulsar_api_proto_msgTypes[59]
+	mi := &file_pulsar_api_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6174,7 +7843,7 @@ func (x *CommandNewTxnResponse) String() string {
 func (*CommandNewTxnResponse) ProtoMessage() {}
 
 func (x *CommandNewTxnResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pulsar_api_proto_msgTypes[59]
+	mi := &file_pulsar_api_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6187,7 +7856,7 @@ func (x *CommandNewTxnResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandNewTxnResponse.ProtoReflect.Descriptor instead.
 func (*CommandNewTxnResponse) Descriptor() ([]byte, []int) {
-	return file_pulsar_api_proto_rawDescGZIP(), []int{59}
+	return file_pulsar_api_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *CommandNewTxnResponse) GetRequestId() uint64 {
@@ -6231,6 +7900,7 @@ type CommandAddPartitionToTxn struct {
 	TxnidLeastBits *uint64                `protobuf:"varint,2,opt,name=txnid_least_bits,json=txnidLeastBits,def=0" json:"txnid_least_bits,omitempty"`
 	TxnidMostBits  *uint64                `protobuf:"varint,3,opt,name=txnid_most_bits,json=txnidMostBits,def=0" json:"txnid_most_bits,omitempty"`
 	Partitions     []string               `protobuf:"bytes,4,rep,name=partitions" json:"partitions,omitempty"`
+	Scalable       *bool                  `protobuf:"varint,5,opt,name=scalable,def=0" json:"scalable,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -6239,11 +7909,12 @@ type CommandAddPartitionToTxn struct {
 const (
 	Default_CommandAddPartitionToTxn_TxnidLeastBits = uint64(0)
 	Default_CommandAddPartitionToTxn_TxnidMostBits  = uint64(0)
+	Default_CommandAddPartitionToTxn_Scalable       = bool(false)
 )
 
 func (x *CommandAddPartitionToTxn) Reset() {
 	*x = CommandAddPartitionToTxn{}
-	mi := &file_pulsar_api_proto_msgTypes[60]
+	mi := &file_pulsar_api_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6255,7 +7926,7 @@ func (x *CommandAddPartitionToTxn) String() string {
 func (*CommandAddPartitionToTxn) ProtoMessage() {}
 
 func (x *CommandAddPartitionToTxn) ProtoReflect() protoreflect.Message {
-	mi := &file_pulsar_api_proto_msgTypes[60]
+	mi := &file_pulsar_api_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6268,7 +7939,7 @@ func (x *CommandAddPartitionToTxn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandAddPartitionToTxn.ProtoReflect.Descriptor instead.
 func (*CommandAddPartitionToTxn) Descriptor() ([]byte, []int) {
-	return file_pulsar_api_proto_rawDescGZIP(), []int{60}
+	return file_pulsar_api_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *CommandAddPartitionToTxn) GetRequestId() uint64 {
@@ -6299,6 +7970,13 @@ func (x *CommandAddPartitionToTxn) GetPartitions() []string {
 	return nil
 }
 
+func (x *CommandAddPartitionToTxn) GetScalable() bool {
+	if x != nil && x.Scalable != nil {
+		return *x.Scalable
+	}
+	return Default_CommandAddPartitionToTxn_Scalable
+}
+
 type CommandAddPartitionToTxnResponse struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	RequestId      *uint64                `protobuf:"varint,1,req,name=request_id,json=requestId" json:"request_id,omitempty"`
@@ -6318,7 +7996,7 @@ const (
 
 func (x *CommandAddPartitionToTxnResponse) Reset() {
 	*x = CommandAddPartitionToTxnResponse{}
-	mi := &file_pulsar_api_proto_msgTypes[61]
+	mi := &file_pulsar_api_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6330,7 +8008,7 @@ func (x *CommandAddPartitionToTxnResponse) String() string {
 func (*CommandAddPartitionToTxnResponse) ProtoMessage() {}
 
 func (x *CommandAddPartitionToTxnResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pulsar_api_proto_msgTypes[61]
+	mi := &file_pulsar_api_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6343,7 +8021,7 @@ func (x *CommandAddPartitionToTxnResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandAddPartitionToTxnResponse.ProtoReflect.Descriptor instead.
 func (*CommandAddPartitionToTxnResponse) Descriptor() ([]byte, []int) {
-	return file_pulsar_api_proto_rawDescGZIP(), []int{61}
+	return file_pulsar_api_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *CommandAddPartitionToTxnResponse) GetRequestId() uint64 {
@@ -6391,7 +8069,7 @@ type Subscription struct {
 
 func (x *Subscription) Reset() {
 	*x = Subscription{}
-	mi := &file_pulsar_api_proto_msgTypes[62]
+	mi := &file_pulsar_api_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6403,7 +8081,7 @@ func (x *Subscription) String() string {
 func (*Subscription) ProtoMessage() {}
 
 func (x *Subscription) ProtoReflect() protoreflect.Message {
-	mi := &file_pulsar_api_proto_msgTypes[62]
+	mi := &file_pulsar_api_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6416,7 +8094,7 @@ func (x *Subscription) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Subscription.ProtoReflect.Descriptor instead.
 func (*Subscription) Descriptor() ([]byte, []int) {
-	return file_pulsar_api_proto_rawDescGZIP(), []int{62}
+	return file_pulsar_api_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *Subscription) GetTopic() string {
@@ -6439,6 +8117,7 @@ type CommandAddSubscriptionToTxn struct {
 	TxnidLeastBits *uint64                `protobuf:"varint,2,opt,name=txnid_least_bits,json=txnidLeastBits,def=0" json:"txnid_least_bits,omitempty"`
 	TxnidMostBits  *uint64                `protobuf:"varint,3,opt,name=txnid_most_bits,json=txnidMostBits,def=0" json:"txnid_most_bits,omitempty"`
 	Subscription   []*Subscription        `protobuf:"bytes,4,rep,name=subscription" json:"subscription,omitempty"`
+	Scalable       *bool                  `protobuf:"varint,5,opt,name=scalable,def=0" json:"scalable,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -6447,11 +8126,12 @@ type CommandAddSubscriptionToTxn struct {
 const (
 	Default_CommandAddSubscriptionToTxn_TxnidLeastBits = uint64(0)
 	Default_CommandAddSubscriptionToTxn_TxnidMostBits  = uint64(0)
+	Default_CommandAddSubscriptionToTxn_Scalable       = bool(false)
 )
 
 func (x *CommandAddSubscriptionToTxn) Reset() {
 	*x = CommandAddSubscriptionToTxn{}
-	mi := &file_pulsar_api_proto_msgTypes[63]
+	mi := &file_pulsar_api_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6463,7 +8143,7 @@ func (x *CommandAddSubscriptionToTxn) String() string {
 func (*CommandAddSubscriptionToTxn) ProtoMessage() {}
 
 func (x *CommandAddSubscriptionToTxn) ProtoReflect() protoreflect.Message {
-	mi := &file_pulsar_api_proto_msgTypes[63]
+	mi := &file_pulsar_api_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6476,7 +8156,7 @@ func (x *CommandAddSubscriptionToTxn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandAddSubscriptionToTxn.ProtoReflect.Descriptor instead.
 func (*CommandAddSubscriptionToTxn) Descriptor() ([]byte, []int) {
-	return file_pulsar_api_proto_rawDescGZIP(), []int{63}
+	return file_pulsar_api_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *CommandAddSubscriptionToTxn) GetRequestId() uint64 {
@@ -6507,6 +8187,13 @@ func (x *CommandAddSubscriptionToTxn) GetSubscription() []*Subscription {
 	return nil
 }
 
+func (x *CommandAddSubscriptionToTxn) GetScalable() bool {
+	if x != nil && x.Scalable != nil {
+		return *x.Scalable
+	}
+	return Default_CommandAddSubscriptionToTxn_Scalable
+}
+
 type CommandAddSubscriptionToTxnResponse struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	RequestId      *uint64                `protobuf:"varint,1,req,name=request_id,json=requestId" json:"request_id,omitempty"`
@@ -6526,7 +8213,7 @@ const (
 
 func (x *CommandAddSubscriptionToTxnResponse) Reset() {
 	*x = CommandAddSubscriptionToTxnResponse{}
-	mi := &file_pulsar_api_proto_msgTypes[64]
+	mi := &file_pulsar_api_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6538,7 +8225,7 @@ func (x *CommandAddSubscriptionToTxnResponse) String() string {
 func (*CommandAddSubscriptionToTxnResponse) ProtoMessage() {}
 
 func (x *CommandAddSubscriptionToTxnResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pulsar_api_proto_msgTypes[64]
+	mi := &file_pulsar_api_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6551,7 +8238,7 @@ func (x *CommandAddSubscriptionToTxnResponse) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use CommandAddSubscriptionToTxnResponse.ProtoReflect.Descriptor instead.
 func (*CommandAddSubscriptionToTxnResponse) Descriptor() ([]byte, []int) {
-	return file_pulsar_api_proto_rawDescGZIP(), []int{64}
+	return file_pulsar_api_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *CommandAddSubscriptionToTxnResponse) GetRequestId() uint64 {
@@ -6595,6 +8282,7 @@ type CommandEndTxn struct {
 	TxnidLeastBits *uint64                `protobuf:"varint,2,opt,name=txnid_least_bits,json=txnidLeastBits,def=0" json:"txnid_least_bits,omitempty"`
 	TxnidMostBits  *uint64                `protobuf:"varint,3,opt,name=txnid_most_bits,json=txnidMostBits,def=0" json:"txnid_most_bits,omitempty"`
 	TxnAction      *TxnAction             `protobuf:"varint,4,opt,name=txn_action,json=txnAction,enum=pulsarscope.pulsarapi.TxnAction" json:"txn_action,omitempty"`
+	Scalable       *bool                  `protobuf:"varint,5,opt,name=scalable,def=0" json:"scalable,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -6603,11 +8291,12 @@ type CommandEndTxn struct {
 const (
 	Default_CommandEndTxn_TxnidLeastBits = uint64(0)
 	Default_CommandEndTxn_TxnidMostBits  = uint64(0)
+	Default_CommandEndTxn_Scalable       = bool(false)
 )
 
 func (x *CommandEndTxn) Reset() {
 	*x = CommandEndTxn{}
-	mi := &file_pulsar_api_proto_msgTypes[65]
+	mi := &file_pulsar_api_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6619,7 +8308,7 @@ func (x *CommandEndTxn) String() string {
 func (*CommandEndTxn) ProtoMessage() {}
 
 func (x *CommandEndTxn) ProtoReflect() protoreflect.Message {
-	mi := &file_pulsar_api_proto_msgTypes[65]
+	mi := &file_pulsar_api_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6632,7 +8321,7 @@ func (x *CommandEndTxn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandEndTxn.ProtoReflect.Descriptor instead.
 func (*CommandEndTxn) Descriptor() ([]byte, []int) {
-	return file_pulsar_api_proto_rawDescGZIP(), []int{65}
+	return file_pulsar_api_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *CommandEndTxn) GetRequestId() uint64 {
@@ -6663,6 +8352,13 @@ func (x *CommandEndTxn) GetTxnAction() TxnAction {
 	return TxnAction_COMMIT
 }
 
+func (x *CommandEndTxn) GetScalable() bool {
+	if x != nil && x.Scalable != nil {
+		return *x.Scalable
+	}
+	return Default_CommandEndTxn_Scalable
+}
+
 type CommandEndTxnResponse struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	RequestId      *uint64                `protobuf:"varint,1,req,name=request_id,json=requestId" json:"request_id,omitempty"`
@@ -6682,7 +8378,7 @@ const (
 
 func (x *CommandEndTxnResponse) Reset() {
 	*x = CommandEndTxnResponse{}
-	mi := &file_pulsar_api_proto_msgTypes[66]
+	mi := &file_pulsar_api_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6694,7 +8390,7 @@ func (x *CommandEndTxnResponse) String() string {
 func (*CommandEndTxnResponse) ProtoMessage() {}
 
 func (x *CommandEndTxnResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pulsar_api_proto_msgTypes[66]
+	mi := &file_pulsar_api_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6707,7 +8403,7 @@ func (x *CommandEndTxnResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandEndTxnResponse.ProtoReflect.Descriptor instead.
 func (*CommandEndTxnResponse) Descriptor() ([]byte, []int) {
-	return file_pulsar_api_proto_rawDescGZIP(), []int{66}
+	return file_pulsar_api_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *CommandEndTxnResponse) GetRequestId() uint64 {
@@ -6765,7 +8461,7 @@ const (
 
 func (x *CommandEndTxnOnPartition) Reset() {
 	*x = CommandEndTxnOnPartition{}
-	mi := &file_pulsar_api_proto_msgTypes[67]
+	mi := &file_pulsar_api_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6777,7 +8473,7 @@ func (x *CommandEndTxnOnPartition) String() string {
 func (*CommandEndTxnOnPartition) ProtoMessage() {}
 
 func (x *CommandEndTxnOnPartition) ProtoReflect() protoreflect.Message {
-	mi := &file_pulsar_api_proto_msgTypes[67]
+	mi := &file_pulsar_api_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6790,7 +8486,7 @@ func (x *CommandEndTxnOnPartition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandEndTxnOnPartition.ProtoReflect.Descriptor instead.
 func (*CommandEndTxnOnPartition) Descriptor() ([]byte, []int) {
-	return file_pulsar_api_proto_rawDescGZIP(), []int{67}
+	return file_pulsar_api_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *CommandEndTxnOnPartition) GetRequestId() uint64 {
@@ -6854,7 +8550,7 @@ const (
 
 func (x *CommandEndTxnOnPartitionResponse) Reset() {
 	*x = CommandEndTxnOnPartitionResponse{}
-	mi := &file_pulsar_api_proto_msgTypes[68]
+	mi := &file_pulsar_api_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6866,7 +8562,7 @@ func (x *CommandEndTxnOnPartitionResponse) String() string {
 func (*CommandEndTxnOnPartitionResponse) ProtoMessage() {}
 
 func (x *CommandEndTxnOnPartitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pulsar_api_proto_msgTypes[68]
+	mi := &file_pulsar_api_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6879,7 +8575,7 @@ func (x *CommandEndTxnOnPartitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandEndTxnOnPartitionResponse.ProtoReflect.Descriptor instead.
 func (*CommandEndTxnOnPartitionResponse) Descriptor() ([]byte, []int) {
-	return file_pulsar_api_proto_rawDescGZIP(), []int{68}
+	return file_pulsar_api_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *CommandEndTxnOnPartitionResponse) GetRequestId() uint64 {
@@ -6937,7 +8633,7 @@ const (
 
 func (x *CommandEndTxnOnSubscription) Reset() {
 	*x = CommandEndTxnOnSubscription{}
-	mi := &file_pulsar_api_proto_msgTypes[69]
+	mi := &file_pulsar_api_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6949,7 +8645,7 @@ func (x *CommandEndTxnOnSubscription) String() string {
 func (*CommandEndTxnOnSubscription) ProtoMessage() {}
 
 func (x *CommandEndTxnOnSubscription) ProtoReflect() protoreflect.Message {
-	mi := &file_pulsar_api_proto_msgTypes[69]
+	mi := &file_pulsar_api_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6962,7 +8658,7 @@ func (x *CommandEndTxnOnSubscription) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandEndTxnOnSubscription.ProtoReflect.Descriptor instead.
 func (*CommandEndTxnOnSubscription) Descriptor() ([]byte, []int) {
-	return file_pulsar_api_proto_rawDescGZIP(), []int{69}
+	return file_pulsar_api_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *CommandEndTxnOnSubscription) GetRequestId() uint64 {
@@ -7026,7 +8722,7 @@ const (
 
 func (x *CommandEndTxnOnSubscriptionResponse) Reset() {
 	*x = CommandEndTxnOnSubscriptionResponse{}
-	mi := &file_pulsar_api_proto_msgTypes[70]
+	mi := &file_pulsar_api_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7038,7 +8734,7 @@ func (x *CommandEndTxnOnSubscriptionResponse) String() string {
 func (*CommandEndTxnOnSubscriptionResponse) ProtoMessage() {}
 
 func (x *CommandEndTxnOnSubscriptionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pulsar_api_proto_msgTypes[70]
+	mi := &file_pulsar_api_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7051,7 +8747,7 @@ func (x *CommandEndTxnOnSubscriptionResponse) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use CommandEndTxnOnSubscriptionResponse.ProtoReflect.Descriptor instead.
 func (*CommandEndTxnOnSubscriptionResponse) Descriptor() ([]byte, []int) {
-	return file_pulsar_api_proto_rawDescGZIP(), []int{70}
+	return file_pulsar_api_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *CommandEndTxnOnSubscriptionResponse) GetRequestId() uint64 {
@@ -7132,32 +8828,44 @@ type BaseCommand struct {
 	GetOrCreateSchema               *CommandGetOrCreateSchema                `protobuf:"bytes,39,opt,name=getOrCreateSchema" json:"getOrCreateSchema,omitempty"`
 	GetOrCreateSchemaResponse       *CommandGetOrCreateSchemaResponse        `protobuf:"bytes,40,opt,name=getOrCreateSchemaResponse" json:"getOrCreateSchemaResponse,omitempty"`
 	// transaction related
-	NewTxn                       *CommandNewTxn                       `protobuf:"bytes,50,opt,name=newTxn" json:"newTxn,omitempty"`
-	NewTxnResponse               *CommandNewTxnResponse               `protobuf:"bytes,51,opt,name=newTxnResponse" json:"newTxnResponse,omitempty"`
-	AddPartitionToTxn            *CommandAddPartitionToTxn            `protobuf:"bytes,52,opt,name=addPartitionToTxn" json:"addPartitionToTxn,omitempty"`
-	AddPartitionToTxnResponse    *CommandAddPartitionToTxnResponse    `protobuf:"bytes,53,opt,name=addPartitionToTxnResponse" json:"addPartitionToTxnResponse,omitempty"`
-	AddSubscriptionToTxn         *CommandAddSubscriptionToTxn         `protobuf:"bytes,54,opt,name=addSubscriptionToTxn" json:"addSubscriptionToTxn,omitempty"`
-	AddSubscriptionToTxnResponse *CommandAddSubscriptionToTxnResponse `protobuf:"bytes,55,opt,name=addSubscriptionToTxnResponse" json:"addSubscriptionToTxnResponse,omitempty"`
-	EndTxn                       *CommandEndTxn                       `protobuf:"bytes,56,opt,name=endTxn" json:"endTxn,omitempty"`
-	EndTxnResponse               *CommandEndTxnResponse               `protobuf:"bytes,57,opt,name=endTxnResponse" json:"endTxnResponse,omitempty"`
-	EndTxnOnPartition            *CommandEndTxnOnPartition            `protobuf:"bytes,58,opt,name=endTxnOnPartition" json:"endTxnOnPartition,omitempty"`
-	EndTxnOnPartitionResponse    *CommandEndTxnOnPartitionResponse    `protobuf:"bytes,59,opt,name=endTxnOnPartitionResponse" json:"endTxnOnPartitionResponse,omitempty"`
-	EndTxnOnSubscription         *CommandEndTxnOnSubscription         `protobuf:"bytes,60,opt,name=endTxnOnSubscription" json:"endTxnOnSubscription,omitempty"`
-	EndTxnOnSubscriptionResponse *CommandEndTxnOnSubscriptionResponse `protobuf:"bytes,61,opt,name=endTxnOnSubscriptionResponse" json:"endTxnOnSubscriptionResponse,omitempty"`
-	TcClientConnectRequest       *CommandTcClientConnectRequest       `protobuf:"bytes,62,opt,name=tcClientConnectRequest" json:"tcClientConnectRequest,omitempty"`
-	TcClientConnectResponse      *CommandTcClientConnectResponse      `protobuf:"bytes,63,opt,name=tcClientConnectResponse" json:"tcClientConnectResponse,omitempty"`
-	WatchTopicList               *CommandWatchTopicList               `protobuf:"bytes,64,opt,name=watchTopicList" json:"watchTopicList,omitempty"`
-	WatchTopicListSuccess        *CommandWatchTopicListSuccess        `protobuf:"bytes,65,opt,name=watchTopicListSuccess" json:"watchTopicListSuccess,omitempty"`
-	WatchTopicUpdate             *CommandWatchTopicUpdate             `protobuf:"bytes,66,opt,name=watchTopicUpdate" json:"watchTopicUpdate,omitempty"`
-	WatchTopicListClose          *CommandWatchTopicListClose          `protobuf:"bytes,67,opt,name=watchTopicListClose" json:"watchTopicListClose,omitempty"`
-	TopicMigrated                *CommandTopicMigrated                `protobuf:"bytes,68,opt,name=topicMigrated" json:"topicMigrated,omitempty"`
-	unknownFields                protoimpl.UnknownFields
-	sizeCache                    protoimpl.SizeCache
+	NewTxn                         *CommandNewTxn                         `protobuf:"bytes,50,opt,name=newTxn" json:"newTxn,omitempty"`
+	NewTxnResponse                 *CommandNewTxnResponse                 `protobuf:"bytes,51,opt,name=newTxnResponse" json:"newTxnResponse,omitempty"`
+	AddPartitionToTxn              *CommandAddPartitionToTxn              `protobuf:"bytes,52,opt,name=addPartitionToTxn" json:"addPartitionToTxn,omitempty"`
+	AddPartitionToTxnResponse      *CommandAddPartitionToTxnResponse      `protobuf:"bytes,53,opt,name=addPartitionToTxnResponse" json:"addPartitionToTxnResponse,omitempty"`
+	AddSubscriptionToTxn           *CommandAddSubscriptionToTxn           `protobuf:"bytes,54,opt,name=addSubscriptionToTxn" json:"addSubscriptionToTxn,omitempty"`
+	AddSubscriptionToTxnResponse   *CommandAddSubscriptionToTxnResponse   `protobuf:"bytes,55,opt,name=addSubscriptionToTxnResponse" json:"addSubscriptionToTxnResponse,omitempty"`
+	EndTxn                         *CommandEndTxn                         `protobuf:"bytes,56,opt,name=endTxn" json:"endTxn,omitempty"`
+	EndTxnResponse                 *CommandEndTxnResponse                 `protobuf:"bytes,57,opt,name=endTxnResponse" json:"endTxnResponse,omitempty"`
+	EndTxnOnPartition              *CommandEndTxnOnPartition              `protobuf:"bytes,58,opt,name=endTxnOnPartition" json:"endTxnOnPartition,omitempty"`
+	EndTxnOnPartitionResponse      *CommandEndTxnOnPartitionResponse      `protobuf:"bytes,59,opt,name=endTxnOnPartitionResponse" json:"endTxnOnPartitionResponse,omitempty"`
+	EndTxnOnSubscription           *CommandEndTxnOnSubscription           `protobuf:"bytes,60,opt,name=endTxnOnSubscription" json:"endTxnOnSubscription,omitempty"`
+	EndTxnOnSubscriptionResponse   *CommandEndTxnOnSubscriptionResponse   `protobuf:"bytes,61,opt,name=endTxnOnSubscriptionResponse" json:"endTxnOnSubscriptionResponse,omitempty"`
+	TcClientConnectRequest         *CommandTcClientConnectRequest         `protobuf:"bytes,62,opt,name=tcClientConnectRequest" json:"tcClientConnectRequest,omitempty"`
+	TcClientConnectResponse        *CommandTcClientConnectResponse        `protobuf:"bytes,63,opt,name=tcClientConnectResponse" json:"tcClientConnectResponse,omitempty"`
+	WatchTopicList                 *CommandWatchTopicList                 `protobuf:"bytes,64,opt,name=watchTopicList" json:"watchTopicList,omitempty"`
+	WatchTopicListSuccess          *CommandWatchTopicListSuccess          `protobuf:"bytes,65,opt,name=watchTopicListSuccess" json:"watchTopicListSuccess,omitempty"`
+	WatchTopicUpdate               *CommandWatchTopicUpdate               `protobuf:"bytes,66,opt,name=watchTopicUpdate" json:"watchTopicUpdate,omitempty"`
+	WatchTopicListClose            *CommandWatchTopicListClose            `protobuf:"bytes,67,opt,name=watchTopicListClose" json:"watchTopicListClose,omitempty"`
+	TopicMigrated                  *CommandTopicMigrated                  `protobuf:"bytes,68,opt,name=topicMigrated" json:"topicMigrated,omitempty"`
+	ScalableTopicLookup            *CommandScalableTopicLookup            `protobuf:"bytes,70,opt,name=scalableTopicLookup" json:"scalableTopicLookup,omitempty"`
+	ScalableTopicUpdate            *CommandScalableTopicUpdate            `protobuf:"bytes,71,opt,name=scalableTopicUpdate" json:"scalableTopicUpdate,omitempty"`
+	ScalableTopicClose             *CommandScalableTopicClose             `protobuf:"bytes,72,opt,name=scalableTopicClose" json:"scalableTopicClose,omitempty"`
+	ScalableTopicSubscribe         *CommandScalableTopicSubscribe         `protobuf:"bytes,73,opt,name=scalableTopicSubscribe" json:"scalableTopicSubscribe,omitempty"`
+	ScalableTopicSubscribeResponse *CommandScalableTopicSubscribeResponse `protobuf:"bytes,74,opt,name=scalableTopicSubscribeResponse" json:"scalableTopicSubscribeResponse,omitempty"`
+	ScalableTopicAssignmentUpdate  *CommandScalableTopicAssignmentUpdate  `protobuf:"bytes,75,opt,name=scalableTopicAssignmentUpdate" json:"scalableTopicAssignmentUpdate,omitempty"`
+	WatchScalableTopics            *CommandWatchScalableTopics            `protobuf:"bytes,76,opt,name=watchScalableTopics" json:"watchScalableTopics,omitempty"`
+	WatchScalableTopicsUpdate      *CommandWatchScalableTopicsUpdate      `protobuf:"bytes,77,opt,name=watchScalableTopicsUpdate" json:"watchScalableTopicsUpdate,omitempty"`
+	WatchScalableTopicsClose       *CommandWatchScalableTopicsClose       `protobuf:"bytes,78,opt,name=watchScalableTopicsClose" json:"watchScalableTopicsClose,omitempty"`
+	WatchTcAssignments             *CommandWatchTcAssignments             `protobuf:"bytes,79,opt,name=watchTcAssignments" json:"watchTcAssignments,omitempty"`
+	WatchTcAssignmentsUpdate       *CommandWatchTcAssignmentsUpdate       `protobuf:"bytes,80,opt,name=watchTcAssignmentsUpdate" json:"watchTcAssignmentsUpdate,omitempty"`
+	WatchTcAssignmentsClose        *CommandWatchTcAssignmentsClose        `protobuf:"bytes,81,opt,name=watchTcAssignmentsClose" json:"watchTcAssignmentsClose,omitempty"`
+	unknownFields                  protoimpl.UnknownFields
+	sizeCache                      protoimpl.SizeCache
 }
 
 func (x *BaseCommand) Reset() {
 	*x = BaseCommand{}
-	mi := &file_pulsar_api_proto_msgTypes[71]
+	mi := &file_pulsar_api_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7169,7 +8877,7 @@ func (x *BaseCommand) String() string {
 func (*BaseCommand) ProtoMessage() {}
 
 func (x *BaseCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_pulsar_api_proto_msgTypes[71]
+	mi := &file_pulsar_api_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7182,7 +8890,7 @@ func (x *BaseCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BaseCommand.ProtoReflect.Descriptor instead.
 func (*BaseCommand) Descriptor() ([]byte, []int) {
-	return file_pulsar_api_proto_rawDescGZIP(), []int{71}
+	return file_pulsar_api_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *BaseCommand) GetType() BaseCommand_Type {
@@ -7598,11 +9306,95 @@ func (x *BaseCommand) GetTopicMigrated() *CommandTopicMigrated {
 	return nil
 }
 
+func (x *BaseCommand) GetScalableTopicLookup() *CommandScalableTopicLookup {
+	if x != nil {
+		return x.ScalableTopicLookup
+	}
+	return nil
+}
+
+func (x *BaseCommand) GetScalableTopicUpdate() *CommandScalableTopicUpdate {
+	if x != nil {
+		return x.ScalableTopicUpdate
+	}
+	return nil
+}
+
+func (x *BaseCommand) GetScalableTopicClose() *CommandScalableTopicClose {
+	if x != nil {
+		return x.ScalableTopicClose
+	}
+	return nil
+}
+
+func (x *BaseCommand) GetScalableTopicSubscribe() *CommandScalableTopicSubscribe {
+	if x != nil {
+		return x.ScalableTopicSubscribe
+	}
+	return nil
+}
+
+func (x *BaseCommand) GetScalableTopicSubscribeResponse() *CommandScalableTopicSubscribeResponse {
+	if x != nil {
+		return x.ScalableTopicSubscribeResponse
+	}
+	return nil
+}
+
+func (x *BaseCommand) GetScalableTopicAssignmentUpdate() *CommandScalableTopicAssignmentUpdate {
+	if x != nil {
+		return x.ScalableTopicAssignmentUpdate
+	}
+	return nil
+}
+
+func (x *BaseCommand) GetWatchScalableTopics() *CommandWatchScalableTopics {
+	if x != nil {
+		return x.WatchScalableTopics
+	}
+	return nil
+}
+
+func (x *BaseCommand) GetWatchScalableTopicsUpdate() *CommandWatchScalableTopicsUpdate {
+	if x != nil {
+		return x.WatchScalableTopicsUpdate
+	}
+	return nil
+}
+
+func (x *BaseCommand) GetWatchScalableTopicsClose() *CommandWatchScalableTopicsClose {
+	if x != nil {
+		return x.WatchScalableTopicsClose
+	}
+	return nil
+}
+
+func (x *BaseCommand) GetWatchTcAssignments() *CommandWatchTcAssignments {
+	if x != nil {
+		return x.WatchTcAssignments
+	}
+	return nil
+}
+
+func (x *BaseCommand) GetWatchTcAssignmentsUpdate() *CommandWatchTcAssignmentsUpdate {
+	if x != nil {
+		return x.WatchTcAssignmentsUpdate
+	}
+	return nil
+}
+
+func (x *BaseCommand) GetWatchTcAssignmentsClose() *CommandWatchTcAssignmentsClose {
+	if x != nil {
+		return x.WatchTcAssignmentsClose
+	}
+	return nil
+}
+
 var File_pulsar_api_proto protoreflect.FileDescriptor
 
 const file_pulsar_api_proto_rawDesc = "" +
 	"\n" +
-	"\x10pulsar_api.proto\x12\x15pulsarscope.pulsarapi\"\xc6\x03\n" +
+	"\x10pulsar_api.proto\x12\x15pulsarscope.pulsarapi\"\xe5\x03\n" +
 	"\x06Schema\x12\x12\n" +
 	"\x04name\x18\x01 \x02(\tR\x04name\x12\x1f\n" +
 	"\vschema_data\x18\x03 \x02(\fR\n" +
@@ -7610,7 +9402,7 @@ const file_pulsar_api_proto_rawDesc = "" +
 	"\x04type\x18\x04 \x02(\x0e2\".pulsarscope.pulsarapi.Schema.TypeR\x04type\x12?\n" +
 	"\n" +
 	"properties\x18\x05 \x03(\v2\x1f.pulsarscope.pulsarapi.KeyValueR\n" +
-	"properties\"\x8d\x02\n" +
+	"properties\"\xac\x02\n" +
 	"\x04Type\x12\b\n" +
 	"\x04None\x10\x00\x12\n" +
 	"\n" +
@@ -7635,7 +9427,9 @@ const file_pulsar_api_proto_rawDesc = "" +
 	"\tLocalDate\x10\x11\x12\r\n" +
 	"\tLocalTime\x10\x12\x12\x11\n" +
 	"\rLocalDateTime\x10\x13\x12\x12\n" +
-	"\x0eProtobufNative\x10\x14\"\x9f\x02\n" +
+	"\x0eProtobufNative\x10\x14\x12\x0f\n" +
+	"\vAutoConsume\x10\x15\x12\f\n" +
+	"\bExternal\x10\x16\"\x9f\x02\n" +
 	"\rMessageIdData\x12\x1a\n" +
 	"\bledgerId\x18\x01 \x02(\x04R\bledgerId\x12\x18\n" +
 	"\aentryId\x18\x02 \x02(\x04R\aentryId\x12 \n" +
@@ -7658,7 +9452,7 @@ const file_pulsar_api_proto_rawDesc = "" +
 	"\x0eEncryptionKeys\x12\x10\n" +
 	"\x03key\x18\x01 \x02(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x02(\fR\x05value\x12;\n" +
-	"\bmetadata\x18\x03 \x03(\v2\x1f.pulsarscope.pulsarapi.KeyValueR\bmetadata\"\xec\t\n" +
+	"\bmetadata\x18\x03 \x03(\v2\x1f.pulsarscope.pulsarapi.KeyValueR\bmetadata\"\x8d\v\n" +
 	"\x0fMessageMetadata\x12#\n" +
 	"\rproducer_name\x18\x01 \x02(\tR\fproducerName\x12\x1f\n" +
 	"\vsequence_id\x18\x02 \x02(\x04R\n" +
@@ -7693,7 +9487,11 @@ const file_pulsar_api_proto_rawDesc = "" +
 	"\x13num_chunks_from_msg\x18\x1b \x01(\x05R\x10numChunksFromMsg\x12/\n" +
 	"\x14total_chunk_msg_size\x18\x1c \x01(\x05R\x11totalChunkMsgSize\x12\x19\n" +
 	"\bchunk_id\x18\x1d \x01(\x05R\achunkId\x123\n" +
-	"\x12null_partition_key\x18\x1e \x01(\b:\x05falseR\x10nullPartitionKey\"\xcf\x03\n" +
+	"\x12null_partition_key\x18\x1e \x01(\b:\x05falseR\x10nullPartitionKey\x126\n" +
+	"\x17compacted_batch_indexes\x18\x1f \x03(\x05R\x15compactedBatchIndexes\x12\x1b\n" +
+	"\tschema_id\x18  \x01(\fR\bschemaId\x12$\n" +
+	"\x0eentry_hash_min\x18! \x01(\rR\fentryHashMin\x12$\n" +
+	"\x0eentry_hash_max\x18\" \x01(\rR\fentryHashMax\"\xcf\x03\n" +
 	"\x15SingleMessageMetadata\x12?\n" +
 	"\n" +
 	"properties\x18\x01 \x03(\v2\x1f.pulsarscope.pulsarapi.KeyValueR\n" +
@@ -7713,7 +9511,7 @@ const file_pulsar_api_proto_rawDesc = "" +
 	" \x01(\b:\x05falseR\x10nullPartitionKey\"V\n" +
 	"\x13BrokerEntryMetadata\x12)\n" +
 	"\x10broker_timestamp\x18\x01 \x01(\x04R\x0fbrokerTimestamp\x12\x14\n" +
-	"\x05index\x18\x02 \x01(\x04R\x05index\"\xf8\x03\n" +
+	"\x05index\x18\x02 \x01(\x04R\x05index\"\x9d\x04\n" +
 	"\x0eCommandConnect\x12%\n" +
 	"\x0eclient_version\x18\x01 \x02(\tR\rclientVersion\x12B\n" +
 	"\vauth_method\x18\x02 \x01(\x0e2!.pulsarscope.pulsarapi.AuthMethodR\n" +
@@ -7726,12 +9524,18 @@ const file_pulsar_api_proto_rawDesc = "" +
 	"\x12original_auth_data\x18\b \x01(\tR\x10originalAuthData\x120\n" +
 	"\x14original_auth_method\x18\t \x01(\tR\x12originalAuthMethod\x12H\n" +
 	"\rfeature_flags\x18\n" +
-	" \x01(\v2#.pulsarscope.pulsarapi.FeatureFlagsR\ffeatureFlags\"\x97\x02\n" +
+	" \x01(\v2#.pulsarscope.pulsarapi.FeatureFlagsR\ffeatureFlags\x12#\n" +
+	"\rproxy_version\x18\v \x01(\tR\fproxyVersion\"\xc0\x05\n" +
 	"\fFeatureFlags\x129\n" +
 	"\x15supports_auth_refresh\x18\x01 \x01(\b:\x05falseR\x13supportsAuthRefresh\x12J\n" +
 	"\x1esupports_broker_entry_metadata\x18\x02 \x01(\b:\x05falseR\x1bsupportsBrokerEntryMetadata\x12A\n" +
 	"\x19supports_partial_producer\x18\x03 \x01(\b:\x05falseR\x17supportsPartialProducer\x12=\n" +
-	"\x17supports_topic_watchers\x18\x04 \x01(\b:\x05falseR\x15supportsTopicWatchers\"\xdb\x01\n" +
+	"\x17supports_topic_watchers\x18\x04 \x01(\b:\x05falseR\x15supportsTopicWatchers\x12y\n" +
+	"7supports_get_partitioned_metadata_without_auto_creation\x18\x05 \x01(\b:\x05falseR1supportsGetPartitionedMetadataWithoutAutoCreation\x12O\n" +
+	"\"supports_repl_dedup_by_lid_and_eid\x18\x06 \x01(\b:\x05falseR\x1csupportsReplDedupByLidAndEid\x12N\n" +
+	" supports_topic_watcher_reconcile\x18\a \x01(\b:\x05falseR\x1dsupportsTopicWatcherReconcile\x12?\n" +
+	"\x18supports_scalable_topics\x18\b \x01(\b:\x05falseR\x16supportsScalableTopics\x12J\n" +
+	"\x1esupports_tc_metadata_discovery\x18\t \x01(\b:\x05falseR\x1bsupportsTcMetadataDiscovery\"\xdb\x01\n" +
 	"\x10CommandConnected\x12%\n" +
 	"\x0eserver_version\x18\x01 \x02(\tR\rserverVersion\x12,\n" +
 	"\x10protocol_version\x18\x02 \x01(\x05:\x010R\x0fprotocolVersion\x12(\n" +
@@ -7787,14 +9591,15 @@ const file_pulsar_api_proto_rawDesc = "" +
 	"\x0fInitialPosition\x12\n" +
 	"\n" +
 	"\x06Latest\x10\x00\x12\f\n" +
-	"\bEarliest\x10\x01\"\xe5\x01\n" +
+	"\bEarliest\x10\x01\"\xb0\x02\n" +
 	"\x1fCommandPartitionedTopicMetadata\x12\x14\n" +
 	"\x05topic\x18\x01 \x02(\tR\x05topic\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x02 \x02(\x04R\trequestId\x12-\n" +
 	"\x12original_principal\x18\x03 \x01(\tR\x11originalPrincipal\x12,\n" +
 	"\x12original_auth_data\x18\x04 \x01(\tR\x10originalAuthData\x120\n" +
-	"\x14original_auth_method\x18\x05 \x01(\tR\x12originalAuthMethod\"\xca\x02\n" +
+	"\x14original_auth_method\x18\x05 \x01(\tR\x12originalAuthMethod\x12I\n" +
+	"\x1emetadata_auto_creation_enabled\x18\x06 \x01(\b:\x04trueR\x1bmetadataAutoCreationEnabled\"\xca\x02\n" +
 	"'CommandPartitionedTopicMetadataResponse\x12\x1e\n" +
 	"\n" +
 	"partitions\x18\x01 \x01(\rR\n" +
@@ -8039,7 +9844,7 @@ const file_pulsar_api_proto_rawDesc = "" +
 	"\x0flast_message_id\x18\x01 \x02(\v2$.pulsarscope.pulsarapi.MessageIdDataR\rlastMessageId\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x02 \x02(\x04R\trequestId\x12g\n" +
-	"\x1dconsumer_mark_delete_position\x18\x03 \x01(\v2$.pulsarscope.pulsarapi.MessageIdDataR\x1aconsumerMarkDeletePosition\"\xb0\x02\n" +
+	"\x1dconsumer_mark_delete_position\x18\x03 \x01(\v2$.pulsarscope.pulsarapi.MessageIdDataR\x1aconsumerMarkDeletePosition\"\xf1\x02\n" +
 	"\x1bCommandGetTopicsOfNamespace\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x02(\x04R\trequestId\x12\x1c\n" +
@@ -8048,7 +9853,10 @@ const file_pulsar_api_proto_rawDesc = "" +
 	"PERSISTENTR\x04mode\x12%\n" +
 	"\x0etopics_pattern\x18\x04 \x01(\tR\rtopicsPattern\x12\x1f\n" +
 	"\vtopics_hash\x18\x05 \x01(\tR\n" +
-	"topicsHash\"3\n" +
+	"topicsHash\x12?\n" +
+	"\n" +
+	"properties\x18\x06 \x03(\v2\x1f.pulsarscope.pulsarapi.KeyValueR\n" +
+	"properties\"3\n" +
 	"\x04Mode\x12\x0e\n" +
 	"\n" +
 	"PERSISTENT\x10\x00\x12\x12\n" +
@@ -8091,7 +9899,121 @@ const file_pulsar_api_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\x01 \x02(\x04R\trequestId\x12\x1d\n" +
 	"\n" +
-	"watcher_id\x18\x02 \x02(\x04R\twatcherId\"n\n" +
+	"watcher_id\x18\x02 \x02(\x04R\twatcherId\"\xd6\x03\n" +
+	"\x10SegmentInfoProto\x12\x1d\n" +
+	"\n" +
+	"segment_id\x18\x01 \x02(\x04R\tsegmentId\x12\x1d\n" +
+	"\n" +
+	"hash_start\x18\x02 \x02(\rR\thashStart\x12\x19\n" +
+	"\bhash_end\x18\x03 \x02(\rR\ahashEnd\x129\n" +
+	"\x05state\x18\x04 \x02(\x0e2#.pulsarscope.pulsarapi.SegmentStateR\x05state\x12\x1d\n" +
+	"\n" +
+	"parent_ids\x18\x05 \x03(\x04R\tparentIds\x12\x1b\n" +
+	"\tchild_ids\x18\x06 \x03(\x04R\bchildIds\x12(\n" +
+	"\x10created_at_epoch\x18\a \x02(\x04R\x0ecreatedAtEpoch\x12&\n" +
+	"\x0fsealed_at_epoch\x18\b \x01(\x04R\rsealedAtEpoch\x12\"\n" +
+	"\rcreated_at_ms\x18\t \x02(\x04R\vcreatedAtMs\x12 \n" +
+	"\fsealed_at_ms\x18\n" +
+	" \x01(\x04R\n" +
+	"sealedAtMs\x12*\n" +
+	"\x11legacy_topic_name\x18\v \x01(\tR\x0flegacyTopicName\x12.\n" +
+	"\x13entry_bucket_splits\x18\f \x03(\rR\x11entryBucketSplits\"z\n" +
+	"\x14SegmentBrokerAddress\x12\x1d\n" +
+	"\n" +
+	"segment_id\x18\x01 \x02(\x04R\tsegmentId\x12\x1d\n" +
+	"\n" +
+	"broker_url\x18\x02 \x02(\tR\tbrokerUrl\x12$\n" +
+	"\x0ebroker_url_tls\x18\x03 \x01(\tR\fbrokerUrlTls\"\xb2\x02\n" +
+	"\x10ScalableTopicDAG\x12\x14\n" +
+	"\x05epoch\x18\x01 \x02(\x04R\x05epoch\x12C\n" +
+	"\bsegments\x18\x02 \x03(\v2'.pulsarscope.pulsarapi.SegmentInfoProtoR\bsegments\x12T\n" +
+	"\x0fsegment_brokers\x18\x03 \x03(\v2+.pulsarscope.pulsarapi.SegmentBrokerAddressR\x0esegmentBrokers\x122\n" +
+	"\x15controller_broker_url\x18\x04 \x01(\tR\x13controllerBrokerUrl\x129\n" +
+	"\x19controller_broker_url_tls\x18\x05 \x01(\tR\x16controllerBrokerUrlTls\"\x83\x01\n" +
+	"\x1aCommandScalableTopicLookup\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x02(\x04R\tsessionId\x12\x14\n" +
+	"\x05topic\x18\x02 \x02(\tR\x05topic\x120\n" +
+	"\x11create_if_missing\x18\x03 \x01(\b:\x04trueR\x0fcreateIfMissing\"\xfa\x01\n" +
+	"\x1aCommandScalableTopicUpdate\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x02(\x04R\tsessionId\x129\n" +
+	"\x03dag\x18\x02 \x01(\v2'.pulsarscope.pulsarapi.ScalableTopicDAGR\x03dag\x128\n" +
+	"\x05error\x18\x03 \x01(\x0e2\".pulsarscope.pulsarapi.ServerErrorR\x05error\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\x12.\n" +
+	"\x13resolved_topic_name\x18\x05 \x01(\tR\x11resolvedTopicName\":\n" +
+	"\x19CommandScalableTopicClose\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x02(\x04R\tsessionId\"\xdd\x01\n" +
+	"\x17ScalableAssignedSegment\x12\x1d\n" +
+	"\n" +
+	"segment_id\x18\x01 \x02(\x04R\tsegmentId\x12\x1d\n" +
+	"\n" +
+	"hash_start\x18\x02 \x02(\rR\thashStart\x12\x19\n" +
+	"\bhash_end\x18\x03 \x02(\rR\ahashEnd\x12#\n" +
+	"\rsegment_topic\x18\x04 \x02(\tR\fsegmentTopic\x12D\n" +
+	"\rbucket_ranges\x18\x05 \x03(\v2\x1f.pulsarscope.pulsarapi.IntRangeR\fbucketRanges\"\x8b\x01\n" +
+	"\x1aScalableConsumerAssignment\x12!\n" +
+	"\flayout_epoch\x18\x01 \x02(\x04R\vlayoutEpoch\x12J\n" +
+	"\bsegments\x18\x02 \x03(\v2..pulsarscope.pulsarapi.ScalableAssignedSegmentR\bsegments\"\x90\x02\n" +
+	"\x1dCommandScalableTopicSubscribe\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x02(\x04R\trequestId\x12\x14\n" +
+	"\x05topic\x18\x02 \x02(\tR\x05topic\x12\"\n" +
+	"\fsubscription\x18\x03 \x02(\tR\fsubscription\x12#\n" +
+	"\rconsumer_name\x18\x04 \x02(\tR\fconsumerName\x12\x1f\n" +
+	"\vconsumer_id\x18\x05 \x02(\x04R\n" +
+	"consumerId\x12P\n" +
+	"\rconsumer_type\x18\x06 \x02(\x0e2+.pulsarscope.pulsarapi.ScalableConsumerTypeR\fconsumerType\"\xed\x01\n" +
+	"%CommandScalableTopicSubscribeResponse\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x02(\x04R\trequestId\x128\n" +
+	"\x05error\x18\x02 \x01(\x0e2\".pulsarscope.pulsarapi.ServerErrorR\x05error\x12\x18\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\x12Q\n" +
+	"\n" +
+	"assignment\x18\x04 \x01(\v21.pulsarscope.pulsarapi.ScalableConsumerAssignmentR\n" +
+	"assignment\"\x9a\x01\n" +
+	"$CommandScalableTopicAssignmentUpdate\x12\x1f\n" +
+	"\vconsumer_id\x18\x01 \x02(\x04R\n" +
+	"consumerId\x12Q\n" +
+	"\n" +
+	"assignment\x18\x02 \x02(\v21.pulsarscope.pulsarapi.ScalableConsumerAssignmentR\n" +
+	"assignment\"\xc4\x01\n" +
+	"\x1aCommandWatchScalableTopics\x12\x19\n" +
+	"\bwatch_id\x18\x01 \x02(\x04R\awatchId\x12\x1c\n" +
+	"\tnamespace\x18\x02 \x02(\tR\tnamespace\x12J\n" +
+	"\x10property_filters\x18\x03 \x03(\v2\x1f.pulsarscope.pulsarapi.KeyValueR\x0fpropertyFilters\x12!\n" +
+	"\fcurrent_hash\x18\x04 \x01(\tR\vcurrentHash\"0\n" +
+	"\x16ScalableTopicsSnapshot\x12\x16\n" +
+	"\x06topics\x18\x01 \x03(\tR\x06topics\"D\n" +
+	"\x12ScalableTopicsDiff\x12\x14\n" +
+	"\x05added\x18\x01 \x03(\tR\x05added\x12\x18\n" +
+	"\aremoved\x18\x02 \x03(\tR\aremoved\"\xa8\x02\n" +
+	" CommandWatchScalableTopicsUpdate\x12\x19\n" +
+	"\bwatch_id\x18\x01 \x02(\x04R\awatchId\x12K\n" +
+	"\bsnapshot\x18\x02 \x01(\v2-.pulsarscope.pulsarapi.ScalableTopicsSnapshotH\x00R\bsnapshot\x12?\n" +
+	"\x04diff\x18\x03 \x01(\v2).pulsarscope.pulsarapi.ScalableTopicsDiffH\x00R\x04diff\x128\n" +
+	"\x05error\x18\x04 \x01(\x0e2\".pulsarscope.pulsarapi.ServerErrorR\x05error\x12\x18\n" +
+	"\amessage\x18\x05 \x01(\tR\amessageB\a\n" +
+	"\x05event\"<\n" +
+	"\x1fCommandWatchScalableTopicsClose\x12\x19\n" +
+	"\bwatch_id\x18\x01 \x02(\x04R\awatchId\"6\n" +
+	"\x19CommandWatchTcAssignments\x12\x19\n" +
+	"\bwatch_id\x18\x01 \x02(\x04R\awatchId\"\x86\x01\n" +
+	"\fTcAssignment\x12\x13\n" +
+	"\x05tc_id\x18\x01 \x02(\x04R\x04tcId\x12,\n" +
+	"\x12broker_service_url\x18\x02 \x01(\tR\x10brokerServiceUrl\x123\n" +
+	"\x16broker_service_url_tls\x18\x03 \x01(\tR\x13brokerServiceUrlTls\"\x80\x01\n" +
+	"\x15TcAssignmentsSnapshot\x12 \n" +
+	"\vparallelism\x18\x01 \x02(\rR\vparallelism\x12E\n" +
+	"\vassignments\x18\x02 \x03(\v2#.pulsarscope.pulsarapi.TcAssignmentR\vassignments\"\xda\x01\n" +
+	"\x1fCommandWatchTcAssignmentsUpdate\x12\x19\n" +
+	"\bwatch_id\x18\x01 \x02(\x04R\awatchId\x12H\n" +
+	"\bsnapshot\x18\x02 \x01(\v2,.pulsarscope.pulsarapi.TcAssignmentsSnapshotR\bsnapshot\x128\n" +
+	"\x05error\x18\x03 \x01(\x0e2\".pulsarscope.pulsarapi.ServerErrorR\x05error\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\";\n" +
+	"\x1eCommandWatchTcAssignmentsClose\x12\x19\n" +
+	"\bwatch_id\x18\x01 \x02(\x04R\awatchId\"n\n" +
 	"\x10CommandGetSchema\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x02(\x04R\trequestId\x12\x14\n" +
@@ -8104,40 +10026,43 @@ const file_pulsar_api_proto_rawDesc = "" +
 	"error_code\x18\x02 \x01(\x0e2\".pulsarscope.pulsarapi.ServerErrorR\terrorCode\x12#\n" +
 	"\rerror_message\x18\x03 \x01(\tR\ferrorMessage\x125\n" +
 	"\x06schema\x18\x04 \x01(\v2\x1d.pulsarscope.pulsarapi.SchemaR\x06schema\x12%\n" +
-	"\x0eschema_version\x18\x05 \x01(\fR\rschemaVersion\"\x86\x01\n" +
+	"\x0eschema_version\x18\x05 \x01(\fR\rschemaVersion\"\xaa\x01\n" +
 	"\x18CommandGetOrCreateSchema\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x02(\x04R\trequestId\x12\x14\n" +
 	"\x05topic\x18\x02 \x02(\tR\x05topic\x125\n" +
-	"\x06schema\x18\x03 \x02(\v2\x1d.pulsarscope.pulsarapi.SchemaR\x06schema\"\xd0\x01\n" +
+	"\x06schema\x18\x03 \x02(\v2\x1d.pulsarscope.pulsarapi.SchemaR\x06schema\x12\"\n" +
+	"\fproducerName\x18\x04 \x01(\tR\fproducerName\"\xd0\x01\n" +
 	" CommandGetOrCreateSchemaResponse\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x02(\x04R\trequestId\x12A\n" +
 	"\n" +
 	"error_code\x18\x02 \x01(\x0e2\".pulsarscope.pulsarapi.ServerErrorR\terrorCode\x12#\n" +
 	"\rerror_message\x18\x03 \x01(\tR\ferrorMessage\x12%\n" +
-	"\x0eschema_version\x18\x04 \x01(\fR\rschemaVersion\"V\n" +
+	"\x0eschema_version\x18\x04 \x01(\fR\rschemaVersion\"y\n" +
 	"\x1dCommandTcClientConnectRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x02(\x04R\trequestId\x12\x16\n" +
-	"\x05tc_id\x18\x02 \x02(\x04:\x010R\x04tcId\"\x93\x01\n" +
+	"\x05tc_id\x18\x02 \x02(\x04:\x010R\x04tcId\x12!\n" +
+	"\bscalable\x18\x03 \x01(\b:\x05falseR\bscalable\"\x93\x01\n" +
 	"\x1eCommandTcClientConnectResponse\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x02(\x04R\trequestId\x128\n" +
 	"\x05error\x18\x02 \x01(\x0e2\".pulsarscope.pulsarapi.ServerErrorR\x05error\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\"q\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"\x92\x01\n" +
 	"\rCommandNewTxn\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x01 \x02(\x04R\trequestId\x12)\n" +
-	"\x0ftxn_ttl_seconds\x18\x02 \x01(\x04:\x010R\rtxnTtlSeconds\x12\x16\n" +
-	"\x05tc_id\x18\x03 \x01(\x04:\x010R\x04tcId\"\xe2\x01\n" +
+	"request_id\x18\x01 \x02(\x04R\trequestId\x12'\n" +
+	"\x0etxn_ttl_millis\x18\x02 \x01(\x04:\x010R\ftxnTtlMillis\x12\x16\n" +
+	"\x05tc_id\x18\x03 \x01(\x04:\x010R\x04tcId\x12!\n" +
+	"\bscalable\x18\x04 \x01(\b:\x05falseR\bscalable\"\xe2\x01\n" +
 	"\x15CommandNewTxnResponse\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x02(\x04R\trequestId\x12+\n" +
 	"\x10txnid_least_bits\x18\x02 \x01(\x04:\x010R\x0etxnidLeastBits\x12)\n" +
 	"\x0ftxnid_most_bits\x18\x03 \x01(\x04:\x010R\rtxnidMostBits\x128\n" +
 	"\x05error\x18\x04 \x01(\x0e2\".pulsarscope.pulsarapi.ServerErrorR\x05error\x12\x18\n" +
-	"\amessage\x18\x05 \x01(\tR\amessage\"\xb1\x01\n" +
+	"\amessage\x18\x05 \x01(\tR\amessage\"\xd4\x01\n" +
 	"\x18CommandAddPartitionToTxn\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x02(\x04R\trequestId\x12+\n" +
@@ -8145,7 +10070,8 @@ const file_pulsar_api_proto_rawDesc = "" +
 	"\x0ftxnid_most_bits\x18\x03 \x01(\x04:\x010R\rtxnidMostBits\x12\x1e\n" +
 	"\n" +
 	"partitions\x18\x04 \x03(\tR\n" +
-	"partitions\"\xed\x01\n" +
+	"partitions\x12!\n" +
+	"\bscalable\x18\x05 \x01(\b:\x05falseR\bscalable\"\xed\x01\n" +
 	" CommandAddPartitionToTxnResponse\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x02(\x04R\trequestId\x12+\n" +
@@ -8155,27 +10081,29 @@ const file_pulsar_api_proto_rawDesc = "" +
 	"\amessage\x18\x05 \x01(\tR\amessage\"H\n" +
 	"\fSubscription\x12\x14\n" +
 	"\x05topic\x18\x01 \x02(\tR\x05topic\x12\"\n" +
-	"\fsubscription\x18\x02 \x02(\tR\fsubscription\"\xdd\x01\n" +
+	"\fsubscription\x18\x02 \x02(\tR\fsubscription\"\x80\x02\n" +
 	"\x1bCommandAddSubscriptionToTxn\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x02(\x04R\trequestId\x12+\n" +
 	"\x10txnid_least_bits\x18\x02 \x01(\x04:\x010R\x0etxnidLeastBits\x12)\n" +
 	"\x0ftxnid_most_bits\x18\x03 \x01(\x04:\x010R\rtxnidMostBits\x12G\n" +
-	"\fsubscription\x18\x04 \x03(\v2#.pulsarscope.pulsarapi.SubscriptionR\fsubscription\"\xf0\x01\n" +
+	"\fsubscription\x18\x04 \x03(\v2#.pulsarscope.pulsarapi.SubscriptionR\fsubscription\x12!\n" +
+	"\bscalable\x18\x05 \x01(\b:\x05falseR\bscalable\"\xf0\x01\n" +
 	"#CommandAddSubscriptionToTxnResponse\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x02(\x04R\trequestId\x12+\n" +
 	"\x10txnid_least_bits\x18\x02 \x01(\x04:\x010R\x0etxnidLeastBits\x12)\n" +
 	"\x0ftxnid_most_bits\x18\x03 \x01(\x04:\x010R\rtxnidMostBits\x128\n" +
 	"\x05error\x18\x04 \x01(\x0e2\".pulsarscope.pulsarapi.ServerErrorR\x05error\x12\x18\n" +
-	"\amessage\x18\x05 \x01(\tR\amessage\"\xc7\x01\n" +
+	"\amessage\x18\x05 \x01(\tR\amessage\"\xea\x01\n" +
 	"\rCommandEndTxn\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x02(\x04R\trequestId\x12+\n" +
 	"\x10txnid_least_bits\x18\x02 \x01(\x04:\x010R\x0etxnidLeastBits\x12)\n" +
 	"\x0ftxnid_most_bits\x18\x03 \x01(\x04:\x010R\rtxnidMostBits\x12?\n" +
 	"\n" +
-	"txn_action\x18\x04 \x01(\x0e2 .pulsarscope.pulsarapi.TxnActionR\ttxnAction\"\xe2\x01\n" +
+	"txn_action\x18\x04 \x01(\x0e2 .pulsarscope.pulsarapi.TxnActionR\ttxnAction\x12!\n" +
+	"\bscalable\x18\x05 \x01(\b:\x05falseR\bscalable\"\xe2\x01\n" +
 	"\x15CommandEndTxnResponse\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x02(\x04R\trequestId\x12+\n" +
@@ -8214,7 +10142,7 @@ const file_pulsar_api_proto_rawDesc = "" +
 	"\x10txnid_least_bits\x18\x02 \x01(\x04:\x010R\x0etxnidLeastBits\x12)\n" +
 	"\x0ftxnid_most_bits\x18\x03 \x01(\x04:\x010R\rtxnidMostBits\x128\n" +
 	"\x05error\x18\x04 \x01(\x0e2\".pulsarscope.pulsarapi.ServerErrorR\x05error\x12\x18\n" +
-	"\amessage\x18\x05 \x01(\tR\amessage\"\x8c3\n" +
+	"\amessage\x18\x05 \x01(\tR\amessage\"\xbc@\n" +
 	"\vBaseCommand\x12;\n" +
 	"\x04type\x18\x01 \x02(\x0e2'.pulsarscope.pulsarapi.BaseCommand.TypeR\x04type\x12?\n" +
 	"\aconnect\x18\x02 \x01(\v2%.pulsarscope.pulsarapi.CommandConnectR\aconnect\x12E\n" +
@@ -8276,8 +10204,19 @@ const file_pulsar_api_proto_rawDesc = "" +
 	"\x15watchTopicListSuccess\x18A \x01(\v23.pulsarscope.pulsarapi.CommandWatchTopicListSuccessR\x15watchTopicListSuccess\x12Z\n" +
 	"\x10watchTopicUpdate\x18B \x01(\v2..pulsarscope.pulsarapi.CommandWatchTopicUpdateR\x10watchTopicUpdate\x12c\n" +
 	"\x13watchTopicListClose\x18C \x01(\v21.pulsarscope.pulsarapi.CommandWatchTopicListCloseR\x13watchTopicListClose\x12Q\n" +
-	"\rtopicMigrated\x18D \x01(\v2+.pulsarscope.pulsarapi.CommandTopicMigratedR\rtopicMigrated\"\x9a\n" +
-	"\n" +
+	"\rtopicMigrated\x18D \x01(\v2+.pulsarscope.pulsarapi.CommandTopicMigratedR\rtopicMigrated\x12c\n" +
+	"\x13scalableTopicLookup\x18F \x01(\v21.pulsarscope.pulsarapi.CommandScalableTopicLookupR\x13scalableTopicLookup\x12c\n" +
+	"\x13scalableTopicUpdate\x18G \x01(\v21.pulsarscope.pulsarapi.CommandScalableTopicUpdateR\x13scalableTopicUpdate\x12`\n" +
+	"\x12scalableTopicClose\x18H \x01(\v20.pulsarscope.pulsarapi.CommandScalableTopicCloseR\x12scalableTopicClose\x12l\n" +
+	"\x16scalableTopicSubscribe\x18I \x01(\v24.pulsarscope.pulsarapi.CommandScalableTopicSubscribeR\x16scalableTopicSubscribe\x12\x84\x01\n" +
+	"\x1escalableTopicSubscribeResponse\x18J \x01(\v2<.pulsarscope.pulsarapi.CommandScalableTopicSubscribeResponseR\x1escalableTopicSubscribeResponse\x12\x81\x01\n" +
+	"\x1dscalableTopicAssignmentUpdate\x18K \x01(\v2;.pulsarscope.pulsarapi.CommandScalableTopicAssignmentUpdateR\x1dscalableTopicAssignmentUpdate\x12c\n" +
+	"\x13watchScalableTopics\x18L \x01(\v21.pulsarscope.pulsarapi.CommandWatchScalableTopicsR\x13watchScalableTopics\x12u\n" +
+	"\x19watchScalableTopicsUpdate\x18M \x01(\v27.pulsarscope.pulsarapi.CommandWatchScalableTopicsUpdateR\x19watchScalableTopicsUpdate\x12r\n" +
+	"\x18watchScalableTopicsClose\x18N \x01(\v26.pulsarscope.pulsarapi.CommandWatchScalableTopicsCloseR\x18watchScalableTopicsClose\x12`\n" +
+	"\x12watchTcAssignments\x18O \x01(\v20.pulsarscope.pulsarapi.CommandWatchTcAssignmentsR\x12watchTcAssignments\x12r\n" +
+	"\x18watchTcAssignmentsUpdate\x18P \x01(\v26.pulsarscope.pulsarapi.CommandWatchTcAssignmentsUpdateR\x18watchTcAssignmentsUpdate\x12o\n" +
+	"\x17watchTcAssignmentsClose\x18Q \x01(\v25.pulsarscope.pulsarapi.CommandWatchTcAssignmentsCloseR\x17watchTcAssignmentsClose\"\x8e\r\n" +
 	"\x04Type\x12\v\n" +
 	"\aCONNECT\x10\x02\x12\r\n" +
 	"\tCONNECTED\x10\x03\x12\r\n" +
@@ -8340,7 +10279,19 @@ const file_pulsar_api_proto_rawDesc = "" +
 	"\x18WATCH_TOPIC_LIST_SUCCESS\x10A\x12\x16\n" +
 	"\x12WATCH_TOPIC_UPDATE\x10B\x12\x1a\n" +
 	"\x16WATCH_TOPIC_LIST_CLOSE\x10C\x12\x12\n" +
-	"\x0eTOPIC_MIGRATED\x10D*D\n" +
+	"\x0eTOPIC_MIGRATED\x10D\x12\x19\n" +
+	"\x15SCALABLE_TOPIC_LOOKUP\x10F\x12\x19\n" +
+	"\x15SCALABLE_TOPIC_UPDATE\x10G\x12\x18\n" +
+	"\x14SCALABLE_TOPIC_CLOSE\x10H\x12\x1c\n" +
+	"\x18SCALABLE_TOPIC_SUBSCRIBE\x10I\x12%\n" +
+	"!SCALABLE_TOPIC_SUBSCRIBE_RESPONSE\x10J\x12$\n" +
+	" SCALABLE_TOPIC_ASSIGNMENT_UPDATE\x10K\x12\x19\n" +
+	"\x15WATCH_SCALABLE_TOPICS\x10L\x12 \n" +
+	"\x1cWATCH_SCALABLE_TOPICS_UPDATE\x10M\x12\x1f\n" +
+	"\x1bWATCH_SCALABLE_TOPICS_CLOSE\x10N\x12\x18\n" +
+	"\x14WATCH_TC_ASSIGNMENTS\x10O\x12\x1f\n" +
+	"\x1bWATCH_TC_ASSIGNMENTS_UPDATE\x10P\x12\x1e\n" +
+	"\x1aWATCH_TC_ASSIGNMENTS_CLOSE\x10Q*D\n" +
 	"\x0fCompressionType\x12\b\n" +
 	"\x04NONE\x10\x00\x12\a\n" +
 	"\x03LZ4\x10\x01\x12\b\n" +
@@ -8386,7 +10337,7 @@ const file_pulsar_api_proto_rawDesc = "" +
 	"AuthMethod\x12\x12\n" +
 	"\x0eAuthMethodNone\x10\x00\x12\x13\n" +
 	"\x0fAuthMethodYcaV1\x10\x01\x12\x14\n" +
-	"\x10AuthMethodAthens\x10\x02*\xc4\x01\n" +
+	"\x10AuthMethodAthens\x10\x02*\xcd\x01\n" +
 	"\x0fProtocolVersion\x12\x06\n" +
 	"\x02v0\x10\x00\x12\x06\n" +
 	"\x02v1\x10\x01\x12\x06\n" +
@@ -8409,12 +10360,23 @@ const file_pulsar_api_proto_rawDesc = "" +
 	"\x03v17\x10\x11\x12\a\n" +
 	"\x03v18\x10\x12\x12\a\n" +
 	"\x03v19\x10\x13\x12\a\n" +
-	"\x03v20\x10\x14*+\n" +
+	"\x03v20\x10\x14\x12\a\n" +
+	"\x03v21\x10\x15*+\n" +
 	"\rKeySharedMode\x12\x0e\n" +
 	"\n" +
 	"AUTO_SPLIT\x10\x00\x12\n" +
 	"\n" +
-	"\x06STICKY\x10\x01*\"\n" +
+	"\x06STICKY\x10\x01*&\n" +
+	"\fSegmentState\x12\n" +
+	"\n" +
+	"\x06ACTIVE\x10\x00\x12\n" +
+	"\n" +
+	"\x06SEALED\x10\x01*2\n" +
+	"\x14ScalableConsumerType\x12\n" +
+	"\n" +
+	"\x06STREAM\x10\x00\x12\x0e\n" +
+	"\n" +
+	"CHECKPOINT\x10\x01*\"\n" +
 	"\tTxnAction\x12\n" +
 	"\n" +
 	"\x06COMMIT\x10\x00\x12\t\n" +
@@ -8432,8 +10394,8 @@ func file_pulsar_api_proto_rawDescGZIP() []byte {
 	return file_pulsar_api_proto_rawDescData
 }
 
-var file_pulsar_api_proto_enumTypes = make([]protoimpl.EnumInfo, 17)
-var file_pulsar_api_proto_msgTypes = make([]protoimpl.MessageInfo, 72)
+var file_pulsar_api_proto_enumTypes = make([]protoimpl.EnumInfo, 19)
+var file_pulsar_api_proto_msgTypes = make([]protoimpl.MessageInfo, 93)
 var file_pulsar_api_proto_goTypes = []any{
 	(CompressionType)(0),                  // 0: pulsarscope.pulsarapi.CompressionType
 	(ProducerAccessMode)(0),               // 1: pulsarscope.pulsarapi.ProducerAccessMode
@@ -8441,219 +10403,273 @@ var file_pulsar_api_proto_goTypes = []any{
 	(AuthMethod)(0),                       // 3: pulsarscope.pulsarapi.AuthMethod
 	(ProtocolVersion)(0),                  // 4: pulsarscope.pulsarapi.ProtocolVersion
 	(KeySharedMode)(0),                    // 5: pulsarscope.pulsarapi.KeySharedMode
-	(TxnAction)(0),                        // 6: pulsarscope.pulsarapi.TxnAction
-	(Schema_Type)(0),                      // 7: pulsarscope.pulsarapi.Schema.Type
-	(CommandSubscribe_SubType)(0),         // 8: pulsarscope.pulsarapi.CommandSubscribe.SubType
-	(CommandSubscribe_InitialPosition)(0), // 9: pulsarscope.pulsarapi.CommandSubscribe.InitialPosition
-	(CommandPartitionedTopicMetadataResponse_LookupType)(0), // 10: pulsarscope.pulsarapi.CommandPartitionedTopicMetadataResponse.LookupType
-	(CommandLookupTopicResponse_LookupType)(0),              // 11: pulsarscope.pulsarapi.CommandLookupTopicResponse.LookupType
-	(CommandAck_AckType)(0),                                 // 12: pulsarscope.pulsarapi.CommandAck.AckType
-	(CommandAck_ValidationError)(0),                         // 13: pulsarscope.pulsarapi.CommandAck.ValidationError
-	(CommandTopicMigrated_ResourceType)(0),                  // 14: pulsarscope.pulsarapi.CommandTopicMigrated.ResourceType
-	(CommandGetTopicsOfNamespace_Mode)(0),                   // 15: pulsarscope.pulsarapi.CommandGetTopicsOfNamespace.Mode
-	(BaseCommand_Type)(0),                                   // 16: pulsarscope.pulsarapi.BaseCommand.Type
-	(*Schema)(nil),                                          // 17: pulsarscope.pulsarapi.Schema
-	(*MessageIdData)(nil),                                   // 18: pulsarscope.pulsarapi.MessageIdData
-	(*KeyValue)(nil),                                        // 19: pulsarscope.pulsarapi.KeyValue
-	(*KeyLongValue)(nil),                                    // 20: pulsarscope.pulsarapi.KeyLongValue
-	(*IntRange)(nil),                                        // 21: pulsarscope.pulsarapi.IntRange
-	(*EncryptionKeys)(nil),                                  // 22: pulsarscope.pulsarapi.EncryptionKeys
-	(*MessageMetadata)(nil),                                 // 23: pulsarscope.pulsarapi.MessageMetadata
-	(*SingleMessageMetadata)(nil),                           // 24: pulsarscope.pulsarapi.SingleMessageMetadata
-	(*BrokerEntryMetadata)(nil),                             // 25: pulsarscope.pulsarapi.BrokerEntryMetadata
-	(*CommandConnect)(nil),                                  // 26: pulsarscope.pulsarapi.CommandConnect
-	(*FeatureFlags)(nil),                                    // 27: pulsarscope.pulsarapi.FeatureFlags
-	(*CommandConnected)(nil),                                // 28: pulsarscope.pulsarapi.CommandConnected
-	(*CommandAuthResponse)(nil),                             // 29: pulsarscope.pulsarapi.CommandAuthResponse
-	(*CommandAuthChallenge)(nil),                            // 30: pulsarscope.pulsarapi.CommandAuthChallenge
-	(*AuthData)(nil),                                        // 31: pulsarscope.pulsarapi.AuthData
-	(*KeySharedMeta)(nil),                                   // 32: pulsarscope.pulsarapi.KeySharedMeta
-	(*CommandSubscribe)(nil),                                // 33: pulsarscope.pulsarapi.CommandSubscribe
-	(*CommandPartitionedTopicMetadata)(nil),                 // 34: pulsarscope.pulsarapi.CommandPartitionedTopicMetadata
-	(*CommandPartitionedTopicMetadataResponse)(nil),         // 35: pulsarscope.pulsarapi.CommandPartitionedTopicMetadataResponse
-	(*CommandLookupTopic)(nil),                              // 36: pulsarscope.pulsarapi.CommandLookupTopic
-	(*CommandLookupTopicResponse)(nil),                      // 37: pulsarscope.pulsarapi.CommandLookupTopicResponse
-	(*CommandProducer)(nil),                                 // 38: pulsarscope.pulsarapi.CommandProducer
-	(*CommandSend)(nil),                                     // 39: pulsarscope.pulsarapi.CommandSend
-	(*CommandSendReceipt)(nil),                              // 40: pulsarscope.pulsarapi.CommandSendReceipt
-	(*CommandSendError)(nil),                                // 41: pulsarscope.pulsarapi.CommandSendError
-	(*CommandMessage)(nil),                                  // 42: pulsarscope.pulsarapi.CommandMessage
-	(*CommandAck)(nil),                                      // 43: pulsarscope.pulsarapi.CommandAck
-	(*CommandAckResponse)(nil),                              // 44: pulsarscope.pulsarapi.CommandAckResponse
-	(*CommandActiveConsumerChange)(nil),                     // 45: pulsarscope.pulsarapi.CommandActiveConsumerChange
-	(*CommandFlow)(nil),                                     // 46: pulsarscope.pulsarapi.CommandFlow
-	(*CommandUnsubscribe)(nil),                              // 47: pulsarscope.pulsarapi.CommandUnsubscribe
-	(*CommandSeek)(nil),                                     // 48: pulsarscope.pulsarapi.CommandSeek
-	(*CommandReachedEndOfTopic)(nil),                        // 49: pulsarscope.pulsarapi.CommandReachedEndOfTopic
-	(*CommandTopicMigrated)(nil),                            // 50: pulsarscope.pulsarapi.CommandTopicMigrated
-	(*CommandCloseProducer)(nil),                            // 51: pulsarscope.pulsarapi.CommandCloseProducer
-	(*CommandCloseConsumer)(nil),                            // 52: pulsarscope.pulsarapi.CommandCloseConsumer
-	(*CommandRedeliverUnacknowledgedMessages)(nil),          // 53: pulsarscope.pulsarapi.CommandRedeliverUnacknowledgedMessages
-	(*CommandSuccess)(nil),                                  // 54: pulsarscope.pulsarapi.CommandSuccess
-	(*CommandProducerSuccess)(nil),                          // 55: pulsarscope.pulsarapi.CommandProducerSuccess
-	(*CommandError)(nil),                                    // 56: pulsarscope.pulsarapi.CommandError
-	(*CommandPing)(nil),                                     // 57: pulsarscope.pulsarapi.CommandPing
-	(*CommandPong)(nil),                                     // 58: pulsarscope.pulsarapi.CommandPong
-	(*CommandConsumerStats)(nil),                            // 59: pulsarscope.pulsarapi.CommandConsumerStats
-	(*CommandConsumerStatsResponse)(nil),                    // 60: pulsarscope.pulsarapi.CommandConsumerStatsResponse
-	(*CommandGetLastMessageId)(nil),                         // 61: pulsarscope.pulsarapi.CommandGetLastMessageId
-	(*CommandGetLastMessageIdResponse)(nil),                 // 62: pulsarscope.pulsarapi.CommandGetLastMessageIdResponse
-	(*CommandGetTopicsOfNamespace)(nil),                     // 63: pulsarscope.pulsarapi.CommandGetTopicsOfNamespace
-	(*CommandGetTopicsOfNamespaceResponse)(nil),             // 64: pulsarscope.pulsarapi.CommandGetTopicsOfNamespaceResponse
-	(*CommandWatchTopicList)(nil),                           // 65: pulsarscope.pulsarapi.CommandWatchTopicList
-	(*CommandWatchTopicListSuccess)(nil),                    // 66: pulsarscope.pulsarapi.CommandWatchTopicListSuccess
-	(*CommandWatchTopicUpdate)(nil),                         // 67: pulsarscope.pulsarapi.CommandWatchTopicUpdate
-	(*CommandWatchTopicListClose)(nil),                      // 68: pulsarscope.pulsarapi.CommandWatchTopicListClose
-	(*CommandGetSchema)(nil),                                // 69: pulsarscope.pulsarapi.CommandGetSchema
-	(*CommandGetSchemaResponse)(nil),                        // 70: pulsarscope.pulsarapi.CommandGetSchemaResponse
-	(*CommandGetOrCreateSchema)(nil),                        // 71: pulsarscope.pulsarapi.CommandGetOrCreateSchema
-	(*CommandGetOrCreateSchemaResponse)(nil),                // 72: pulsarscope.pulsarapi.CommandGetOrCreateSchemaResponse
-	(*CommandTcClientConnectRequest)(nil),                   // 73: pulsarscope.pulsarapi.CommandTcClientConnectRequest
-	(*CommandTcClientConnectResponse)(nil),                  // 74: pulsarscope.pulsarapi.CommandTcClientConnectResponse
-	(*CommandNewTxn)(nil),                                   // 75: pulsarscope.pulsarapi.CommandNewTxn
-	(*CommandNewTxnResponse)(nil),                           // 76: pulsarscope.pulsarapi.CommandNewTxnResponse
-	(*CommandAddPartitionToTxn)(nil),                        // 77: pulsarscope.pulsarapi.CommandAddPartitionToTxn
-	(*CommandAddPartitionToTxnResponse)(nil),                // 78: pulsarscope.pulsarapi.CommandAddPartitionToTxnResponse
-	(*Subscription)(nil),                                    // 79: pulsarscope.pulsarapi.Subscription
-	(*CommandAddSubscriptionToTxn)(nil),                     // 80: pulsarscope.pulsarapi.CommandAddSubscriptionToTxn
-	(*CommandAddSubscriptionToTxnResponse)(nil),             // 81: pulsarscope.pulsarapi.CommandAddSubscriptionToTxnResponse
-	(*CommandEndTxn)(nil),                                   // 82: pulsarscope.pulsarapi.CommandEndTxn
-	(*CommandEndTxnResponse)(nil),                           // 83: pulsarscope.pulsarapi.CommandEndTxnResponse
-	(*CommandEndTxnOnPartition)(nil),                        // 84: pulsarscope.pulsarapi.CommandEndTxnOnPartition
-	(*CommandEndTxnOnPartitionResponse)(nil),                // 85: pulsarscope.pulsarapi.CommandEndTxnOnPartitionResponse
-	(*CommandEndTxnOnSubscription)(nil),                     // 86: pulsarscope.pulsarapi.CommandEndTxnOnSubscription
-	(*CommandEndTxnOnSubscriptionResponse)(nil),             // 87: pulsarscope.pulsarapi.CommandEndTxnOnSubscriptionResponse
-	(*BaseCommand)(nil),                                     // 88: pulsarscope.pulsarapi.BaseCommand
+	(SegmentState)(0),                     // 6: pulsarscope.pulsarapi.SegmentState
+	(ScalableConsumerType)(0),             // 7: pulsarscope.pulsarapi.ScalableConsumerType
+	(TxnAction)(0),                        // 8: pulsarscope.pulsarapi.TxnAction
+	(Schema_Type)(0),                      // 9: pulsarscope.pulsarapi.Schema.Type
+	(CommandSubscribe_SubType)(0),         // 10: pulsarscope.pulsarapi.CommandSubscribe.SubType
+	(CommandSubscribe_InitialPosition)(0), // 11: pulsarscope.pulsarapi.CommandSubscribe.InitialPosition
+	(CommandPartitionedTopicMetadataResponse_LookupType)(0), // 12: pulsarscope.pulsarapi.CommandPartitionedTopicMetadataResponse.LookupType
+	(CommandLookupTopicResponse_LookupType)(0),              // 13: pulsarscope.pulsarapi.CommandLookupTopicResponse.LookupType
+	(CommandAck_AckType)(0),                                 // 14: pulsarscope.pulsarapi.CommandAck.AckType
+	(CommandAck_ValidationError)(0),                         // 15: pulsarscope.pulsarapi.CommandAck.ValidationError
+	(CommandTopicMigrated_ResourceType)(0),                  // 16: pulsarscope.pulsarapi.CommandTopicMigrated.ResourceType
+	(CommandGetTopicsOfNamespace_Mode)(0),                   // 17: pulsarscope.pulsarapi.CommandGetTopicsOfNamespace.Mode
+	(BaseCommand_Type)(0),                                   // 18: pulsarscope.pulsarapi.BaseCommand.Type
+	(*Schema)(nil),                                          // 19: pulsarscope.pulsarapi.Schema
+	(*MessageIdData)(nil),                                   // 20: pulsarscope.pulsarapi.MessageIdData
+	(*KeyValue)(nil),                                        // 21: pulsarscope.pulsarapi.KeyValue
+	(*KeyLongValue)(nil),                                    // 22: pulsarscope.pulsarapi.KeyLongValue
+	(*IntRange)(nil),                                        // 23: pulsarscope.pulsarapi.IntRange
+	(*EncryptionKeys)(nil),                                  // 24: pulsarscope.pulsarapi.EncryptionKeys
+	(*MessageMetadata)(nil),                                 // 25: pulsarscope.pulsarapi.MessageMetadata
+	(*SingleMessageMetadata)(nil),                           // 26: pulsarscope.pulsarapi.SingleMessageMetadata
+	(*BrokerEntryMetadata)(nil),                             // 27: pulsarscope.pulsarapi.BrokerEntryMetadata
+	(*CommandConnect)(nil),                                  // 28: pulsarscope.pulsarapi.CommandConnect
+	(*FeatureFlags)(nil),                                    // 29: pulsarscope.pulsarapi.FeatureFlags
+	(*CommandConnected)(nil),                                // 30: pulsarscope.pulsarapi.CommandConnected
+	(*CommandAuthResponse)(nil),                             // 31: pulsarscope.pulsarapi.CommandAuthResponse
+	(*CommandAuthChallenge)(nil),                            // 32: pulsarscope.pulsarapi.CommandAuthChallenge
+	(*AuthData)(nil),                                        // 33: pulsarscope.pulsarapi.AuthData
+	(*KeySharedMeta)(nil),                                   // 34: pulsarscope.pulsarapi.KeySharedMeta
+	(*CommandSubscribe)(nil),                                // 35: pulsarscope.pulsarapi.CommandSubscribe
+	(*CommandPartitionedTopicMetadata)(nil),                 // 36: pulsarscope.pulsarapi.CommandPartitionedTopicMetadata
+	(*CommandPartitionedTopicMetadataResponse)(nil),         // 37: pulsarscope.pulsarapi.CommandPartitionedTopicMetadataResponse
+	(*CommandLookupTopic)(nil),                              // 38: pulsarscope.pulsarapi.CommandLookupTopic
+	(*CommandLookupTopicResponse)(nil),                      // 39: pulsarscope.pulsarapi.CommandLookupTopicResponse
+	(*CommandProducer)(nil),                                 // 40: pulsarscope.pulsarapi.CommandProducer
+	(*CommandSend)(nil),                                     // 41: pulsarscope.pulsarapi.CommandSend
+	(*CommandSendReceipt)(nil),                              // 42: pulsarscope.pulsarapi.CommandSendReceipt
+	(*CommandSendError)(nil),                                // 43: pulsarscope.pulsarapi.CommandSendError
+	(*CommandMessage)(nil),                                  // 44: pulsarscope.pulsarapi.CommandMessage
+	(*CommandAck)(nil),                                      // 45: pulsarscope.pulsarapi.CommandAck
+	(*CommandAckResponse)(nil),                              // 46: pulsarscope.pulsarapi.CommandAckResponse
+	(*CommandActiveConsumerChange)(nil),                     // 47: pulsarscope.pulsarapi.CommandActiveConsumerChange
+	(*CommandFlow)(nil),                                     // 48: pulsarscope.pulsarapi.CommandFlow
+	(*CommandUnsubscribe)(nil),                              // 49: pulsarscope.pulsarapi.CommandUnsubscribe
+	(*CommandSeek)(nil),                                     // 50: pulsarscope.pulsarapi.CommandSeek
+	(*CommandReachedEndOfTopic)(nil),                        // 51: pulsarscope.pulsarapi.CommandReachedEndOfTopic
+	(*CommandTopicMigrated)(nil),                            // 52: pulsarscope.pulsarapi.CommandTopicMigrated
+	(*CommandCloseProducer)(nil),                            // 53: pulsarscope.pulsarapi.CommandCloseProducer
+	(*CommandCloseConsumer)(nil),                            // 54: pulsarscope.pulsarapi.CommandCloseConsumer
+	(*CommandRedeliverUnacknowledgedMessages)(nil),          // 55: pulsarscope.pulsarapi.CommandRedeliverUnacknowledgedMessages
+	(*CommandSuccess)(nil),                                  // 56: pulsarscope.pulsarapi.CommandSuccess
+	(*CommandProducerSuccess)(nil),                          // 57: pulsarscope.pulsarapi.CommandProducerSuccess
+	(*CommandError)(nil),                                    // 58: pulsarscope.pulsarapi.CommandError
+	(*CommandPing)(nil),                                     // 59: pulsarscope.pulsarapi.CommandPing
+	(*CommandPong)(nil),                                     // 60: pulsarscope.pulsarapi.CommandPong
+	(*CommandConsumerStats)(nil),                            // 61: pulsarscope.pulsarapi.CommandConsumerStats
+	(*CommandConsumerStatsResponse)(nil),                    // 62: pulsarscope.pulsarapi.CommandConsumerStatsResponse
+	(*CommandGetLastMessageId)(nil),                         // 63: pulsarscope.pulsarapi.CommandGetLastMessageId
+	(*CommandGetLastMessageIdResponse)(nil),                 // 64: pulsarscope.pulsarapi.CommandGetLastMessageIdResponse
+	(*CommandGetTopicsOfNamespace)(nil),                     // 65: pulsarscope.pulsarapi.CommandGetTopicsOfNamespace
+	(*CommandGetTopicsOfNamespaceResponse)(nil),             // 66: pulsarscope.pulsarapi.CommandGetTopicsOfNamespaceResponse
+	(*CommandWatchTopicList)(nil),                           // 67: pulsarscope.pulsarapi.CommandWatchTopicList
+	(*CommandWatchTopicListSuccess)(nil),                    // 68: pulsarscope.pulsarapi.CommandWatchTopicListSuccess
+	(*CommandWatchTopicUpdate)(nil),                         // 69: pulsarscope.pulsarapi.CommandWatchTopicUpdate
+	(*CommandWatchTopicListClose)(nil),                      // 70: pulsarscope.pulsarapi.CommandWatchTopicListClose
+	(*SegmentInfoProto)(nil),                                // 71: pulsarscope.pulsarapi.SegmentInfoProto
+	(*SegmentBrokerAddress)(nil),                            // 72: pulsarscope.pulsarapi.SegmentBrokerAddress
+	(*ScalableTopicDAG)(nil),                                // 73: pulsarscope.pulsarapi.ScalableTopicDAG
+	(*CommandScalableTopicLookup)(nil),                      // 74: pulsarscope.pulsarapi.CommandScalableTopicLookup
+	(*CommandScalableTopicUpdate)(nil),                      // 75: pulsarscope.pulsarapi.CommandScalableTopicUpdate
+	(*CommandScalableTopicClose)(nil),                       // 76: pulsarscope.pulsarapi.CommandScalableTopicClose
+	(*ScalableAssignedSegment)(nil),                         // 77: pulsarscope.pulsarapi.ScalableAssignedSegment
+	(*ScalableConsumerAssignment)(nil),                      // 78: pulsarscope.pulsarapi.ScalableConsumerAssignment
+	(*CommandScalableTopicSubscribe)(nil),                   // 79: pulsarscope.pulsarapi.CommandScalableTopicSubscribe
+	(*CommandScalableTopicSubscribeResponse)(nil),           // 80: pulsarscope.pulsarapi.CommandScalableTopicSubscribeResponse
+	(*CommandScalableTopicAssignmentUpdate)(nil),            // 81: pulsarscope.pulsarapi.CommandScalableTopicAssignmentUpdate
+	(*CommandWatchScalableTopics)(nil),                      // 82: pulsarscope.pulsarapi.CommandWatchScalableTopics
+	(*ScalableTopicsSnapshot)(nil),                          // 83: pulsarscope.pulsarapi.ScalableTopicsSnapshot
+	(*ScalableTopicsDiff)(nil),                              // 84: pulsarscope.pulsarapi.ScalableTopicsDiff
+	(*CommandWatchScalableTopicsUpdate)(nil),                // 85: pulsarscope.pulsarapi.CommandWatchScalableTopicsUpdate
+	(*CommandWatchScalableTopicsClose)(nil),                 // 86: pulsarscope.pulsarapi.CommandWatchScalableTopicsClose
+	(*CommandWatchTcAssignments)(nil),                       // 87: pulsarscope.pulsarapi.CommandWatchTcAssignments
+	(*TcAssignment)(nil),                                    // 88: pulsarscope.pulsarapi.TcAssignment
+	(*TcAssignmentsSnapshot)(nil),                           // 89: pulsarscope.pulsarapi.TcAssignmentsSnapshot
+	(*CommandWatchTcAssignmentsUpdate)(nil),                 // 90: pulsarscope.pulsarapi.CommandWatchTcAssignmentsUpdate
+	(*CommandWatchTcAssignmentsClose)(nil),                  // 91: pulsarscope.pulsarapi.CommandWatchTcAssignmentsClose
+	(*CommandGetSchema)(nil),                                // 92: pulsarscope.pulsarapi.CommandGetSchema
+	(*CommandGetSchemaResponse)(nil),                        // 93: pulsarscope.pulsarapi.CommandGetSchemaResponse
+	(*CommandGetOrCreateSchema)(nil),                        // 94: pulsarscope.pulsarapi.CommandGetOrCreateSchema
+	(*CommandGetOrCreateSchemaResponse)(nil),                // 95: pulsarscope.pulsarapi.CommandGetOrCreateSchemaResponse
+	(*CommandTcClientConnectRequest)(nil),                   // 96: pulsarscope.pulsarapi.CommandTcClientConnectRequest
+	(*CommandTcClientConnectResponse)(nil),                  // 97: pulsarscope.pulsarapi.CommandTcClientConnectResponse
+	(*CommandNewTxn)(nil),                                   // 98: pulsarscope.pulsarapi.CommandNewTxn
+	(*CommandNewTxnResponse)(nil),                           // 99: pulsarscope.pulsarapi.CommandNewTxnResponse
+	(*CommandAddPartitionToTxn)(nil),                        // 100: pulsarscope.pulsarapi.CommandAddPartitionToTxn
+	(*CommandAddPartitionToTxnResponse)(nil),                // 101: pulsarscope.pulsarapi.CommandAddPartitionToTxnResponse
+	(*Subscription)(nil),                                    // 102: pulsarscope.pulsarapi.Subscription
+	(*CommandAddSubscriptionToTxn)(nil),                     // 103: pulsarscope.pulsarapi.CommandAddSubscriptionToTxn
+	(*CommandAddSubscriptionToTxnResponse)(nil),             // 104: pulsarscope.pulsarapi.CommandAddSubscriptionToTxnResponse
+	(*CommandEndTxn)(nil),                                   // 105: pulsarscope.pulsarapi.CommandEndTxn
+	(*CommandEndTxnResponse)(nil),                           // 106: pulsarscope.pulsarapi.CommandEndTxnResponse
+	(*CommandEndTxnOnPartition)(nil),                        // 107: pulsarscope.pulsarapi.CommandEndTxnOnPartition
+	(*CommandEndTxnOnPartitionResponse)(nil),                // 108: pulsarscope.pulsarapi.CommandEndTxnOnPartitionResponse
+	(*CommandEndTxnOnSubscription)(nil),                     // 109: pulsarscope.pulsarapi.CommandEndTxnOnSubscription
+	(*CommandEndTxnOnSubscriptionResponse)(nil),             // 110: pulsarscope.pulsarapi.CommandEndTxnOnSubscriptionResponse
+	(*BaseCommand)(nil),                                     // 111: pulsarscope.pulsarapi.BaseCommand
 }
 var file_pulsar_api_proto_depIdxs = []int32{
-	7,   // 0: pulsarscope.pulsarapi.Schema.type:type_name -> pulsarscope.pulsarapi.Schema.Type
-	19,  // 1: pulsarscope.pulsarapi.Schema.properties:type_name -> pulsarscope.pulsarapi.KeyValue
-	18,  // 2: pulsarscope.pulsarapi.MessageIdData.first_chunk_message_id:type_name -> pulsarscope.pulsarapi.MessageIdData
-	19,  // 3: pulsarscope.pulsarapi.EncryptionKeys.metadata:type_name -> pulsarscope.pulsarapi.KeyValue
-	19,  // 4: pulsarscope.pulsarapi.MessageMetadata.properties:type_name -> pulsarscope.pulsarapi.KeyValue
+	9,   // 0: pulsarscope.pulsarapi.Schema.type:type_name -> pulsarscope.pulsarapi.Schema.Type
+	21,  // 1: pulsarscope.pulsarapi.Schema.properties:type_name -> pulsarscope.pulsarapi.KeyValue
+	20,  // 2: pulsarscope.pulsarapi.MessageIdData.first_chunk_message_id:type_name -> pulsarscope.pulsarapi.MessageIdData
+	21,  // 3: pulsarscope.pulsarapi.EncryptionKeys.metadata:type_name -> pulsarscope.pulsarapi.KeyValue
+	21,  // 4: pulsarscope.pulsarapi.MessageMetadata.properties:type_name -> pulsarscope.pulsarapi.KeyValue
 	0,   // 5: pulsarscope.pulsarapi.MessageMetadata.compression:type_name -> pulsarscope.pulsarapi.CompressionType
-	22,  // 6: pulsarscope.pulsarapi.MessageMetadata.encryption_keys:type_name -> pulsarscope.pulsarapi.EncryptionKeys
-	19,  // 7: pulsarscope.pulsarapi.SingleMessageMetadata.properties:type_name -> pulsarscope.pulsarapi.KeyValue
+	24,  // 6: pulsarscope.pulsarapi.MessageMetadata.encryption_keys:type_name -> pulsarscope.pulsarapi.EncryptionKeys
+	21,  // 7: pulsarscope.pulsarapi.SingleMessageMetadata.properties:type_name -> pulsarscope.pulsarapi.KeyValue
 	3,   // 8: pulsarscope.pulsarapi.CommandConnect.auth_method:type_name -> pulsarscope.pulsarapi.AuthMethod
-	27,  // 9: pulsarscope.pulsarapi.CommandConnect.feature_flags:type_name -> pulsarscope.pulsarapi.FeatureFlags
-	27,  // 10: pulsarscope.pulsarapi.CommandConnected.feature_flags:type_name -> pulsarscope.pulsarapi.FeatureFlags
-	31,  // 11: pulsarscope.pulsarapi.CommandAuthResponse.response:type_name -> pulsarscope.pulsarapi.AuthData
-	31,  // 12: pulsarscope.pulsarapi.CommandAuthChallenge.challenge:type_name -> pulsarscope.pulsarapi.AuthData
+	29,  // 9: pulsarscope.pulsarapi.CommandConnect.feature_flags:type_name -> pulsarscope.pulsarapi.FeatureFlags
+	29,  // 10: pulsarscope.pulsarapi.CommandConnected.feature_flags:type_name -> pulsarscope.pulsarapi.FeatureFlags
+	33,  // 11: pulsarscope.pulsarapi.CommandAuthResponse.response:type_name -> pulsarscope.pulsarapi.AuthData
+	33,  // 12: pulsarscope.pulsarapi.CommandAuthChallenge.challenge:type_name -> pulsarscope.pulsarapi.AuthData
 	5,   // 13: pulsarscope.pulsarapi.KeySharedMeta.keySharedMode:type_name -> pulsarscope.pulsarapi.KeySharedMode
-	21,  // 14: pulsarscope.pulsarapi.KeySharedMeta.hashRanges:type_name -> pulsarscope.pulsarapi.IntRange
-	8,   // 15: pulsarscope.pulsarapi.CommandSubscribe.subType:type_name -> pulsarscope.pulsarapi.CommandSubscribe.SubType
-	18,  // 16: pulsarscope.pulsarapi.CommandSubscribe.start_message_id:type_name -> pulsarscope.pulsarapi.MessageIdData
-	19,  // 17: pulsarscope.pulsarapi.CommandSubscribe.metadata:type_name -> pulsarscope.pulsarapi.KeyValue
-	17,  // 18: pulsarscope.pulsarapi.CommandSubscribe.schema:type_name -> pulsarscope.pulsarapi.Schema
-	9,   // 19: pulsarscope.pulsarapi.CommandSubscribe.initialPosition:type_name -> pulsarscope.pulsarapi.CommandSubscribe.InitialPosition
-	32,  // 20: pulsarscope.pulsarapi.CommandSubscribe.keySharedMeta:type_name -> pulsarscope.pulsarapi.KeySharedMeta
-	19,  // 21: pulsarscope.pulsarapi.CommandSubscribe.subscription_properties:type_name -> pulsarscope.pulsarapi.KeyValue
-	10,  // 22: pulsarscope.pulsarapi.CommandPartitionedTopicMetadataResponse.response:type_name -> pulsarscope.pulsarapi.CommandPartitionedTopicMetadataResponse.LookupType
+	23,  // 14: pulsarscope.pulsarapi.KeySharedMeta.hashRanges:type_name -> pulsarscope.pulsarapi.IntRange
+	10,  // 15: pulsarscope.pulsarapi.CommandSubscribe.subType:type_name -> pulsarscope.pulsarapi.CommandSubscribe.SubType
+	20,  // 16: pulsarscope.pulsarapi.CommandSubscribe.start_message_id:type_name -> pulsarscope.pulsarapi.MessageIdData
+	21,  // 17: pulsarscope.pulsarapi.CommandSubscribe.metadata:type_name -> pulsarscope.pulsarapi.KeyValue
+	19,  // 18: pulsarscope.pulsarapi.CommandSubscribe.schema:type_name -> pulsarscope.pulsarapi.Schema
+	11,  // 19: pulsarscope.pulsarapi.CommandSubscribe.initialPosition:type_name -> pulsarscope.pulsarapi.CommandSubscribe.InitialPosition
+	34,  // 20: pulsarscope.pulsarapi.CommandSubscribe.keySharedMeta:type_name -> pulsarscope.pulsarapi.KeySharedMeta
+	21,  // 21: pulsarscope.pulsarapi.CommandSubscribe.subscription_properties:type_name -> pulsarscope.pulsarapi.KeyValue
+	12,  // 22: pulsarscope.pulsarapi.CommandPartitionedTopicMetadataResponse.response:type_name -> pulsarscope.pulsarapi.CommandPartitionedTopicMetadataResponse.LookupType
 	2,   // 23: pulsarscope.pulsarapi.CommandPartitionedTopicMetadataResponse.error:type_name -> pulsarscope.pulsarapi.ServerError
-	19,  // 24: pulsarscope.pulsarapi.CommandLookupTopic.properties:type_name -> pulsarscope.pulsarapi.KeyValue
-	11,  // 25: pulsarscope.pulsarapi.CommandLookupTopicResponse.response:type_name -> pulsarscope.pulsarapi.CommandLookupTopicResponse.LookupType
+	21,  // 24: pulsarscope.pulsarapi.CommandLookupTopic.properties:type_name -> pulsarscope.pulsarapi.KeyValue
+	13,  // 25: pulsarscope.pulsarapi.CommandLookupTopicResponse.response:type_name -> pulsarscope.pulsarapi.CommandLookupTopicResponse.LookupType
 	2,   // 26: pulsarscope.pulsarapi.CommandLookupTopicResponse.error:type_name -> pulsarscope.pulsarapi.ServerError
-	19,  // 27: pulsarscope.pulsarapi.CommandProducer.metadata:type_name -> pulsarscope.pulsarapi.KeyValue
-	17,  // 28: pulsarscope.pulsarapi.CommandProducer.schema:type_name -> pulsarscope.pulsarapi.Schema
+	21,  // 27: pulsarscope.pulsarapi.CommandProducer.metadata:type_name -> pulsarscope.pulsarapi.KeyValue
+	19,  // 28: pulsarscope.pulsarapi.CommandProducer.schema:type_name -> pulsarscope.pulsarapi.Schema
 	1,   // 29: pulsarscope.pulsarapi.CommandProducer.producer_access_mode:type_name -> pulsarscope.pulsarapi.ProducerAccessMode
-	18,  // 30: pulsarscope.pulsarapi.CommandSend.message_id:type_name -> pulsarscope.pulsarapi.MessageIdData
-	18,  // 31: pulsarscope.pulsarapi.CommandSendReceipt.message_id:type_name -> pulsarscope.pulsarapi.MessageIdData
+	20,  // 30: pulsarscope.pulsarapi.CommandSend.message_id:type_name -> pulsarscope.pulsarapi.MessageIdData
+	20,  // 31: pulsarscope.pulsarapi.CommandSendReceipt.message_id:type_name -> pulsarscope.pulsarapi.MessageIdData
 	2,   // 32: pulsarscope.pulsarapi.CommandSendError.error:type_name -> pulsarscope.pulsarapi.ServerError
-	18,  // 33: pulsarscope.pulsarapi.CommandMessage.message_id:type_name -> pulsarscope.pulsarapi.MessageIdData
-	12,  // 34: pulsarscope.pulsarapi.CommandAck.ack_type:type_name -> pulsarscope.pulsarapi.CommandAck.AckType
-	18,  // 35: pulsarscope.pulsarapi.CommandAck.message_id:type_name -> pulsarscope.pulsarapi.MessageIdData
-	13,  // 36: pulsarscope.pulsarapi.CommandAck.validation_error:type_name -> pulsarscope.pulsarapi.CommandAck.ValidationError
-	20,  // 37: pulsarscope.pulsarapi.CommandAck.properties:type_name -> pulsarscope.pulsarapi.KeyLongValue
+	20,  // 33: pulsarscope.pulsarapi.CommandMessage.message_id:type_name -> pulsarscope.pulsarapi.MessageIdData
+	14,  // 34: pulsarscope.pulsarapi.CommandAck.ack_type:type_name -> pulsarscope.pulsarapi.CommandAck.AckType
+	20,  // 35: pulsarscope.pulsarapi.CommandAck.message_id:type_name -> pulsarscope.pulsarapi.MessageIdData
+	15,  // 36: pulsarscope.pulsarapi.CommandAck.validation_error:type_name -> pulsarscope.pulsarapi.CommandAck.ValidationError
+	22,  // 37: pulsarscope.pulsarapi.CommandAck.properties:type_name -> pulsarscope.pulsarapi.KeyLongValue
 	2,   // 38: pulsarscope.pulsarapi.CommandAckResponse.error:type_name -> pulsarscope.pulsarapi.ServerError
-	18,  // 39: pulsarscope.pulsarapi.CommandSeek.message_id:type_name -> pulsarscope.pulsarapi.MessageIdData
-	14,  // 40: pulsarscope.pulsarapi.CommandTopicMigrated.resource_type:type_name -> pulsarscope.pulsarapi.CommandTopicMigrated.ResourceType
-	18,  // 41: pulsarscope.pulsarapi.CommandRedeliverUnacknowledgedMessages.message_ids:type_name -> pulsarscope.pulsarapi.MessageIdData
-	17,  // 42: pulsarscope.pulsarapi.CommandSuccess.schema:type_name -> pulsarscope.pulsarapi.Schema
+	20,  // 39: pulsarscope.pulsarapi.CommandSeek.message_id:type_name -> pulsarscope.pulsarapi.MessageIdData
+	16,  // 40: pulsarscope.pulsarapi.CommandTopicMigrated.resource_type:type_name -> pulsarscope.pulsarapi.CommandTopicMigrated.ResourceType
+	20,  // 41: pulsarscope.pulsarapi.CommandRedeliverUnacknowledgedMessages.message_ids:type_name -> pulsarscope.pulsarapi.MessageIdData
+	19,  // 42: pulsarscope.pulsarapi.CommandSuccess.schema:type_name -> pulsarscope.pulsarapi.Schema
 	2,   // 43: pulsarscope.pulsarapi.CommandError.error:type_name -> pulsarscope.pulsarapi.ServerError
 	2,   // 44: pulsarscope.pulsarapi.CommandConsumerStatsResponse.error_code:type_name -> pulsarscope.pulsarapi.ServerError
-	18,  // 45: pulsarscope.pulsarapi.CommandGetLastMessageIdResponse.last_message_id:type_name -> pulsarscope.pulsarapi.MessageIdData
-	18,  // 46: pulsarscope.pulsarapi.CommandGetLastMessageIdResponse.consumer_mark_delete_position:type_name -> pulsarscope.pulsarapi.MessageIdData
-	15,  // 47: pulsarscope.pulsarapi.CommandGetTopicsOfNamespace.mode:type_name -> pulsarscope.pulsarapi.CommandGetTopicsOfNamespace.Mode
-	2,   // 48: pulsarscope.pulsarapi.CommandGetSchemaResponse.error_code:type_name -> pulsarscope.pulsarapi.ServerError
-	17,  // 49: pulsarscope.pulsarapi.CommandGetSchemaResponse.schema:type_name -> pulsarscope.pulsarapi.Schema
-	17,  // 50: pulsarscope.pulsarapi.CommandGetOrCreateSchema.schema:type_name -> pulsarscope.pulsarapi.Schema
-	2,   // 51: pulsarscope.pulsarapi.CommandGetOrCreateSchemaResponse.error_code:type_name -> pulsarscope.pulsarapi.ServerError
-	2,   // 52: pulsarscope.pulsarapi.CommandTcClientConnectResponse.error:type_name -> pulsarscope.pulsarapi.ServerError
-	2,   // 53: pulsarscope.pulsarapi.CommandNewTxnResponse.error:type_name -> pulsarscope.pulsarapi.ServerError
-	2,   // 54: pulsarscope.pulsarapi.CommandAddPartitionToTxnResponse.error:type_name -> pulsarscope.pulsarapi.ServerError
-	79,  // 55: pulsarscope.pulsarapi.CommandAddSubscriptionToTxn.subscription:type_name -> pulsarscope.pulsarapi.Subscription
-	2,   // 56: pulsarscope.pulsarapi.CommandAddSubscriptionToTxnResponse.error:type_name -> pulsarscope.pulsarapi.ServerError
-	6,   // 57: pulsarscope.pulsarapi.CommandEndTxn.txn_action:type_name -> pulsarscope.pulsarapi.TxnAction
-	2,   // 58: pulsarscope.pulsarapi.CommandEndTxnResponse.error:type_name -> pulsarscope.pulsarapi.ServerError
-	6,   // 59: pulsarscope.pulsarapi.CommandEndTxnOnPartition.txn_action:type_name -> pulsarscope.pulsarapi.TxnAction
-	2,   // 60: pulsarscope.pulsarapi.CommandEndTxnOnPartitionResponse.error:type_name -> pulsarscope.pulsarapi.ServerError
-	79,  // 61: pulsarscope.pulsarapi.CommandEndTxnOnSubscription.subscription:type_name -> pulsarscope.pulsarapi.Subscription
-	6,   // 62: pulsarscope.pulsarapi.CommandEndTxnOnSubscription.txn_action:type_name -> pulsarscope.pulsarapi.TxnAction
-	2,   // 63: pulsarscope.pulsarapi.CommandEndTxnOnSubscriptionResponse.error:type_name -> pulsarscope.pulsarapi.ServerError
-	16,  // 64: pulsarscope.pulsarapi.BaseCommand.type:type_name -> pulsarscope.pulsarapi.BaseCommand.Type
-	26,  // 65: pulsarscope.pulsarapi.BaseCommand.connect:type_name -> pulsarscope.pulsarapi.CommandConnect
-	28,  // 66: pulsarscope.pulsarapi.BaseCommand.connected:type_name -> pulsarscope.pulsarapi.CommandConnected
-	33,  // 67: pulsarscope.pulsarapi.BaseCommand.subscribe:type_name -> pulsarscope.pulsarapi.CommandSubscribe
-	38,  // 68: pulsarscope.pulsarapi.BaseCommand.producer:type_name -> pulsarscope.pulsarapi.CommandProducer
-	39,  // 69: pulsarscope.pulsarapi.BaseCommand.send:type_name -> pulsarscope.pulsarapi.CommandSend
-	40,  // 70: pulsarscope.pulsarapi.BaseCommand.send_receipt:type_name -> pulsarscope.pulsarapi.CommandSendReceipt
-	41,  // 71: pulsarscope.pulsarapi.BaseCommand.send_error:type_name -> pulsarscope.pulsarapi.CommandSendError
-	42,  // 72: pulsarscope.pulsarapi.BaseCommand.message:type_name -> pulsarscope.pulsarapi.CommandMessage
-	43,  // 73: pulsarscope.pulsarapi.BaseCommand.ack:type_name -> pulsarscope.pulsarapi.CommandAck
-	46,  // 74: pulsarscope.pulsarapi.BaseCommand.flow:type_name -> pulsarscope.pulsarapi.CommandFlow
-	47,  // 75: pulsarscope.pulsarapi.BaseCommand.unsubscribe:type_name -> pulsarscope.pulsarapi.CommandUnsubscribe
-	54,  // 76: pulsarscope.pulsarapi.BaseCommand.success:type_name -> pulsarscope.pulsarapi.CommandSuccess
-	56,  // 77: pulsarscope.pulsarapi.BaseCommand.error:type_name -> pulsarscope.pulsarapi.CommandError
-	51,  // 78: pulsarscope.pulsarapi.BaseCommand.close_producer:type_name -> pulsarscope.pulsarapi.CommandCloseProducer
-	52,  // 79: pulsarscope.pulsarapi.BaseCommand.close_consumer:type_name -> pulsarscope.pulsarapi.CommandCloseConsumer
-	55,  // 80: pulsarscope.pulsarapi.BaseCommand.producer_success:type_name -> pulsarscope.pulsarapi.CommandProducerSuccess
-	57,  // 81: pulsarscope.pulsarapi.BaseCommand.ping:type_name -> pulsarscope.pulsarapi.CommandPing
-	58,  // 82: pulsarscope.pulsarapi.BaseCommand.pong:type_name -> pulsarscope.pulsarapi.CommandPong
-	53,  // 83: pulsarscope.pulsarapi.BaseCommand.redeliverUnacknowledgedMessages:type_name -> pulsarscope.pulsarapi.CommandRedeliverUnacknowledgedMessages
-	34,  // 84: pulsarscope.pulsarapi.BaseCommand.partitionMetadata:type_name -> pulsarscope.pulsarapi.CommandPartitionedTopicMetadata
-	35,  // 85: pulsarscope.pulsarapi.BaseCommand.partitionMetadataResponse:type_name -> pulsarscope.pulsarapi.CommandPartitionedTopicMetadataResponse
-	36,  // 86: pulsarscope.pulsarapi.BaseCommand.lookupTopic:type_name -> pulsarscope.pulsarapi.CommandLookupTopic
-	37,  // 87: pulsarscope.pulsarapi.BaseCommand.lookupTopicResponse:type_name -> pulsarscope.pulsarapi.CommandLookupTopicResponse
-	59,  // 88: pulsarscope.pulsarapi.BaseCommand.consumerStats:type_name -> pulsarscope.pulsarapi.CommandConsumerStats
-	60,  // 89: pulsarscope.pulsarapi.BaseCommand.consumerStatsResponse:type_name -> pulsarscope.pulsarapi.CommandConsumerStatsResponse
-	49,  // 90: pulsarscope.pulsarapi.BaseCommand.reachedEndOfTopic:type_name -> pulsarscope.pulsarapi.CommandReachedEndOfTopic
-	48,  // 91: pulsarscope.pulsarapi.BaseCommand.seek:type_name -> pulsarscope.pulsarapi.CommandSeek
-	61,  // 92: pulsarscope.pulsarapi.BaseCommand.getLastMessageId:type_name -> pulsarscope.pulsarapi.CommandGetLastMessageId
-	62,  // 93: pulsarscope.pulsarapi.BaseCommand.getLastMessageIdResponse:type_name -> pulsarscope.pulsarapi.CommandGetLastMessageIdResponse
-	45,  // 94: pulsarscope.pulsarapi.BaseCommand.active_consumer_change:type_name -> pulsarscope.pulsarapi.CommandActiveConsumerChange
-	63,  // 95: pulsarscope.pulsarapi.BaseCommand.getTopicsOfNamespace:type_name -> pulsarscope.pulsarapi.CommandGetTopicsOfNamespace
-	64,  // 96: pulsarscope.pulsarapi.BaseCommand.getTopicsOfNamespaceResponse:type_name -> pulsarscope.pulsarapi.CommandGetTopicsOfNamespaceResponse
-	69,  // 97: pulsarscope.pulsarapi.BaseCommand.getSchema:type_name -> pulsarscope.pulsarapi.CommandGetSchema
-	70,  // 98: pulsarscope.pulsarapi.BaseCommand.getSchemaResponse:type_name -> pulsarscope.pulsarapi.CommandGetSchemaResponse
-	30,  // 99: pulsarscope.pulsarapi.BaseCommand.authChallenge:type_name -> pulsarscope.pulsarapi.CommandAuthChallenge
-	29,  // 100: pulsarscope.pulsarapi.BaseCommand.authResponse:type_name -> pulsarscope.pulsarapi.CommandAuthResponse
-	44,  // 101: pulsarscope.pulsarapi.BaseCommand.ackResponse:type_name -> pulsarscope.pulsarapi.CommandAckResponse
-	71,  // 102: pulsarscope.pulsarapi.BaseCommand.getOrCreateSchema:type_name -> pulsarscope.pulsarapi.CommandGetOrCreateSchema
-	72,  // 103: pulsarscope.pulsarapi.BaseCommand.getOrCreateSchemaResponse:type_name -> pulsarscope.pulsarapi.CommandGetOrCreateSchemaResponse
-	75,  // 104: pulsarscope.pulsarapi.BaseCommand.newTxn:type_name -> pulsarscope.pulsarapi.CommandNewTxn
-	76,  // 105: pulsarscope.pulsarapi.BaseCommand.newTxnResponse:type_name -> pulsarscope.pulsarapi.CommandNewTxnResponse
-	77,  // 106: pulsarscope.pulsarapi.BaseCommand.addPartitionToTxn:type_name -> pulsarscope.pulsarapi.CommandAddPartitionToTxn
-	78,  // 107: pulsarscope.pulsarapi.BaseCommand.addPartitionToTxnResponse:type_name -> pulsarscope.pulsarapi.CommandAddPartitionToTxnResponse
-	80,  // 108: pulsarscope.pulsarapi.BaseCommand.addSubscriptionToTxn:type_name -> pulsarscope.pulsarapi.CommandAddSubscriptionToTxn
-	81,  // 109: pulsarscope.pulsarapi.BaseCommand.addSubscriptionToTxnResponse:type_name -> pulsarscope.pulsarapi.CommandAddSubscriptionToTxnResponse
-	82,  // 110: pulsarscope.pulsarapi.BaseCommand.endTxn:type_name -> pulsarscope.pulsarapi.CommandEndTxn
-	83,  // 111: pulsarscope.pulsarapi.BaseCommand.endTxnResponse:type_name -> pulsarscope.pulsarapi.CommandEndTxnResponse
-	84,  // 112: pulsarscope.pulsarapi.BaseCommand.endTxnOnPartition:type_name -> pulsarscope.pulsarapi.CommandEndTxnOnPartition
-	85,  // 113: pulsarscope.pulsarapi.BaseCommand.endTxnOnPartitionResponse:type_name -> pulsarscope.pulsarapi.CommandEndTxnOnPartitionResponse
-	86,  // 114: pulsarscope.pulsarapi.BaseCommand.endTxnOnSubscription:type_name -> pulsarscope.pulsarapi.CommandEndTxnOnSubscription
-	87,  // 115: pulsarscope.pulsarapi.BaseCommand.endTxnOnSubscriptionResponse:type_name -> pulsarscope.pulsarapi.CommandEndTxnOnSubscriptionResponse
-	73,  // 116: pulsarscope.pulsarapi.BaseCommand.tcClientConnectRequest:type_name -> pulsarscope.pulsarapi.CommandTcClientConnectRequest
-	74,  // 117: pulsarscope.pulsarapi.BaseCommand.tcClientConnectResponse:type_name -> pulsarscope.pulsarapi.CommandTcClientConnectResponse
-	65,  // 118: pulsarscope.pulsarapi.BaseCommand.watchTopicList:type_name -> pulsarscope.pulsarapi.CommandWatchTopicList
-	66,  // 119: pulsarscope.pulsarapi.BaseCommand.watchTopicListSuccess:type_name -> pulsarscope.pulsarapi.CommandWatchTopicListSuccess
-	67,  // 120: pulsarscope.pulsarapi.BaseCommand.watchTopicUpdate:type_name -> pulsarscope.pulsarapi.CommandWatchTopicUpdate
-	68,  // 121: pulsarscope.pulsarapi.BaseCommand.watchTopicListClose:type_name -> pulsarscope.pulsarapi.CommandWatchTopicListClose
-	50,  // 122: pulsarscope.pulsarapi.BaseCommand.topicMigrated:type_name -> pulsarscope.pulsarapi.CommandTopicMigrated
-	123, // [123:123] is the sub-list for method output_type
-	123, // [123:123] is the sub-list for method input_type
-	123, // [123:123] is the sub-list for extension type_name
-	123, // [123:123] is the sub-list for extension extendee
-	0,   // [0:123] is the sub-list for field type_name
+	20,  // 45: pulsarscope.pulsarapi.CommandGetLastMessageIdResponse.last_message_id:type_name -> pulsarscope.pulsarapi.MessageIdData
+	20,  // 46: pulsarscope.pulsarapi.CommandGetLastMessageIdResponse.consumer_mark_delete_position:type_name -> pulsarscope.pulsarapi.MessageIdData
+	17,  // 47: pulsarscope.pulsarapi.CommandGetTopicsOfNamespace.mode:type_name -> pulsarscope.pulsarapi.CommandGetTopicsOfNamespace.Mode
+	21,  // 48: pulsarscope.pulsarapi.CommandGetTopicsOfNamespace.properties:type_name -> pulsarscope.pulsarapi.KeyValue
+	6,   // 49: pulsarscope.pulsarapi.SegmentInfoProto.state:type_name -> pulsarscope.pulsarapi.SegmentState
+	71,  // 50: pulsarscope.pulsarapi.ScalableTopicDAG.segments:type_name -> pulsarscope.pulsarapi.SegmentInfoProto
+	72,  // 51: pulsarscope.pulsarapi.ScalableTopicDAG.segment_brokers:type_name -> pulsarscope.pulsarapi.SegmentBrokerAddress
+	73,  // 52: pulsarscope.pulsarapi.CommandScalableTopicUpdate.dag:type_name -> pulsarscope.pulsarapi.ScalableTopicDAG
+	2,   // 53: pulsarscope.pulsarapi.CommandScalableTopicUpdate.error:type_name -> pulsarscope.pulsarapi.ServerError
+	23,  // 54: pulsarscope.pulsarapi.ScalableAssignedSegment.bucket_ranges:type_name -> pulsarscope.pulsarapi.IntRange
+	77,  // 55: pulsarscope.pulsarapi.ScalableConsumerAssignment.segments:type_name -> pulsarscope.pulsarapi.ScalableAssignedSegment
+	7,   // 56: pulsarscope.pulsarapi.CommandScalableTopicSubscribe.consumer_type:type_name -> pulsarscope.pulsarapi.ScalableConsumerType
+	2,   // 57: pulsarscope.pulsarapi.CommandScalableTopicSubscribeResponse.error:type_name -> pulsarscope.pulsarapi.ServerError
+	78,  // 58: pulsarscope.pulsarapi.CommandScalableTopicSubscribeResponse.assignment:type_name -> pulsarscope.pulsarapi.ScalableConsumerAssignment
+	78,  // 59: pulsarscope.pulsarapi.CommandScalableTopicAssignmentUpdate.assignment:type_name -> pulsarscope.pulsarapi.ScalableConsumerAssignment
+	21,  // 60: pulsarscope.pulsarapi.CommandWatchScalableTopics.property_filters:type_name -> pulsarscope.pulsarapi.KeyValue
+	83,  // 61: pulsarscope.pulsarapi.CommandWatchScalableTopicsUpdate.snapshot:type_name -> pulsarscope.pulsarapi.ScalableTopicsSnapshot
+	84,  // 62: pulsarscope.pulsarapi.CommandWatchScalableTopicsUpdate.diff:type_name -> pulsarscope.pulsarapi.ScalableTopicsDiff
+	2,   // 63: pulsarscope.pulsarapi.CommandWatchScalableTopicsUpdate.error:type_name -> pulsarscope.pulsarapi.ServerError
+	88,  // 64: pulsarscope.pulsarapi.TcAssignmentsSnapshot.assignments:type_name -> pulsarscope.pulsarapi.TcAssignment
+	89,  // 65: pulsarscope.pulsarapi.CommandWatchTcAssignmentsUpdate.snapshot:type_name -> pulsarscope.pulsarapi.TcAssignmentsSnapshot
+	2,   // 66: pulsarscope.pulsarapi.CommandWatchTcAssignmentsUpdate.error:type_name -> pulsarscope.pulsarapi.ServerError
+	2,   // 67: pulsarscope.pulsarapi.CommandGetSchemaResponse.error_code:type_name -> pulsarscope.pulsarapi.ServerError
+	19,  // 68: pulsarscope.pulsarapi.CommandGetSchemaResponse.schema:type_name -> pulsarscope.pulsarapi.Schema
+	19,  // 69: pulsarscope.pulsarapi.CommandGetOrCreateSchema.schema:type_name -> pulsarscope.pulsarapi.Schema
+	2,   // 70: pulsarscope.pulsarapi.CommandGetOrCreateSchemaResponse.error_code:type_name -> pulsarscope.pulsarapi.ServerError
+	2,   // 71: pulsarscope.pulsarapi.CommandTcClientConnectResponse.error:type_name -> pulsarscope.pulsarapi.ServerError
+	2,   // 72: pulsarscope.pulsarapi.CommandNewTxnResponse.error:type_name -> pulsarscope.pulsarapi.ServerError
+	2,   // 73: pulsarscope.pulsarapi.CommandAddPartitionToTxnResponse.error:type_name -> pulsarscope.pulsarapi.ServerError
+	102, // 74: pulsarscope.pulsarapi.CommandAddSubscriptionToTxn.subscription:type_name -> pulsarscope.pulsarapi.Subscription
+	2,   // 75: pulsarscope.pulsarapi.CommandAddSubscriptionToTxnResponse.error:type_name -> pulsarscope.pulsarapi.ServerError
+	8,   // 76: pulsarscope.pulsarapi.CommandEndTxn.txn_action:type_name -> pulsarscope.pulsarapi.TxnAction
+	2,   // 77: pulsarscope.pulsarapi.CommandEndTxnResponse.error:type_name -> pulsarscope.pulsarapi.ServerError
+	8,   // 78: pulsarscope.pulsarapi.CommandEndTxnOnPartition.txn_action:type_name -> pulsarscope.pulsarapi.TxnAction
+	2,   // 79: pulsarscope.pulsarapi.CommandEndTxnOnPartitionResponse.error:type_name -> pulsarscope.pulsarapi.ServerError
+	102, // 80: pulsarscope.pulsarapi.CommandEndTxnOnSubscription.subscription:type_name -> pulsarscope.pulsarapi.Subscription
+	8,   // 81: pulsarscope.pulsarapi.CommandEndTxnOnSubscription.txn_action:type_name -> pulsarscope.pulsarapi.TxnAction
+	2,   // 82: pulsarscope.pulsarapi.CommandEndTxnOnSubscriptionResponse.error:type_name -> pulsarscope.pulsarapi.ServerError
+	18,  // 83: pulsarscope.pulsarapi.BaseCommand.type:type_name -> pulsarscope.pulsarapi.BaseCommand.Type
+	28,  // 84: pulsarscope.pulsarapi.BaseCommand.connect:type_name -> pulsarscope.pulsarapi.CommandConnect
+	30,  // 85: pulsarscope.pulsarapi.BaseCommand.connected:type_name -> pulsarscope.pulsarapi.CommandConnected
+	35,  // 86: pulsarscope.pulsarapi.BaseCommand.subscribe:type_name -> pulsarscope.pulsarapi.CommandSubscribe
+	40,  // 87: pulsarscope.pulsarapi.BaseCommand.producer:type_name -> pulsarscope.pulsarapi.CommandProducer
+	41,  // 88: pulsarscope.pulsarapi.BaseCommand.send:type_name -> pulsarscope.pulsarapi.CommandSend
+	42,  // 89: pulsarscope.pulsarapi.BaseCommand.send_receipt:type_name -> pulsarscope.pulsarapi.CommandSendReceipt
+	43,  // 90: pulsarscope.pulsarapi.BaseCommand.send_error:type_name -> pulsarscope.pulsarapi.CommandSendError
+	44,  // 91: pulsarscope.pulsarapi.BaseCommand.message:type_name -> pulsarscope.pulsarapi.CommandMessage
+	45,  // 92: pulsarscope.pulsarapi.BaseCommand.ack:type_name -> pulsarscope.pulsarapi.CommandAck
+	48,  // 93: pulsarscope.pulsarapi.BaseCommand.flow:type_name -> pulsarscope.pulsarapi.CommandFlow
+	49,  // 94: pulsarscope.pulsarapi.BaseCommand.unsubscribe:type_name -> pulsarscope.pulsarapi.CommandUnsubscribe
+	56,  // 95: pulsarscope.pulsarapi.BaseCommand.success:type_name -> pulsarscope.pulsarapi.CommandSuccess
+	58,  // 96: pulsarscope.pulsarapi.BaseCommand.error:type_name -> pulsarscope.pulsarapi.CommandError
+	53,  // 97: pulsarscope.pulsarapi.BaseCommand.close_producer:type_name -> pulsarscope.pulsarapi.CommandCloseProducer
+	54,  // 98: pulsarscope.pulsarapi.BaseCommand.close_consumer:type_name -> pulsarscope.pulsarapi.CommandCloseConsumer
+	57,  // 99: pulsarscope.pulsarapi.BaseCommand.producer_success:type_name -> pulsarscope.pulsarapi.CommandProducerSuccess
+	59,  // 100: pulsarscope.pulsarapi.BaseCommand.ping:type_name -> pulsarscope.pulsarapi.CommandPing
+	60,  // 101: pulsarscope.pulsarapi.BaseCommand.pong:type_name -> pulsarscope.pulsarapi.CommandPong
+	55,  // 102: pulsarscope.pulsarapi.BaseCommand.redeliverUnacknowledgedMessages:type_name -> pulsarscope.pulsarapi.CommandRedeliverUnacknowledgedMessages
+	36,  // 103: pulsarscope.pulsarapi.BaseCommand.partitionMetadata:type_name -> pulsarscope.pulsarapi.CommandPartitionedTopicMetadata
+	37,  // 104: pulsarscope.pulsarapi.BaseCommand.partitionMetadataResponse:type_name -> pulsarscope.pulsarapi.CommandPartitionedTopicMetadataResponse
+	38,  // 105: pulsarscope.pulsarapi.BaseCommand.lookupTopic:type_name -> pulsarscope.pulsarapi.CommandLookupTopic
+	39,  // 106: pulsarscope.pulsarapi.BaseCommand.lookupTopicResponse:type_name -> pulsarscope.pulsarapi.CommandLookupTopicResponse
+	61,  // 107: pulsarscope.pulsarapi.BaseCommand.consumerStats:type_name -> pulsarscope.pulsarapi.CommandConsumerStats
+	62,  // 108: pulsarscope.pulsarapi.BaseCommand.consumerStatsResponse:type_name -> pulsarscope.pulsarapi.CommandConsumerStatsResponse
+	51,  // 109: pulsarscope.pulsarapi.BaseCommand.reachedEndOfTopic:type_name -> pulsarscope.pulsarapi.CommandReachedEndOfTopic
+	50,  // 110: pulsarscope.pulsarapi.BaseCommand.seek:type_name -> pulsarscope.pulsarapi.CommandSeek
+	63,  // 111: pulsarscope.pulsarapi.BaseCommand.getLastMessageId:type_name -> pulsarscope.pulsarapi.CommandGetLastMessageId
+	64,  // 112: pulsarscope.pulsarapi.BaseCommand.getLastMessageIdResponse:type_name -> pulsarscope.pulsarapi.CommandGetLastMessageIdResponse
+	47,  // 113: pulsarscope.pulsarapi.BaseCommand.active_consumer_change:type_name -> pulsarscope.pulsarapi.CommandActiveConsumerChange
+	65,  // 114: pulsarscope.pulsarapi.BaseCommand.getTopicsOfNamespace:type_name -> pulsarscope.pulsarapi.CommandGetTopicsOfNamespace
+	66,  // 115: pulsarscope.pulsarapi.BaseCommand.getTopicsOfNamespaceResponse:type_name -> pulsarscope.pulsarapi.CommandGetTopicsOfNamespaceResponse
+	92,  // 116: pulsarscope.pulsarapi.BaseCommand.getSchema:type_name -> pulsarscope.pulsarapi.CommandGetSchema
+	93,  // 117: pulsarscope.pulsarapi.BaseCommand.getSchemaResponse:type_name -> pulsarscope.pulsarapi.CommandGetSchemaResponse
+	32,  // 118: pulsarscope.pulsarapi.BaseCommand.authChallenge:type_name -> pulsarscope.pulsarapi.CommandAuthChallenge
+	31,  // 119: pulsarscope.pulsarapi.BaseCommand.authResponse:type_name -> pulsarscope.pulsarapi.CommandAuthResponse
+	46,  // 120: pulsarscope.pulsarapi.BaseCommand.ackResponse:type_name -> pulsarscope.pulsarapi.CommandAckResponse
+	94,  // 121: pulsarscope.pulsarapi.BaseCommand.getOrCreateSchema:type_name -> pulsarscope.pulsarapi.CommandGetOrCreateSchema
+	95,  // 122: pulsarscope.pulsarapi.BaseCommand.getOrCreateSchemaResponse:type_name -> pulsarscope.pulsarapi.CommandGetOrCreateSchemaResponse
+	98,  // 123: pulsarscope.pulsarapi.BaseCommand.newTxn:type_name -> pulsarscope.pulsarapi.CommandNewTxn
+	99,  // 124: pulsarscope.pulsarapi.BaseCommand.newTxnResponse:type_name -> pulsarscope.pulsarapi.CommandNewTxnResponse
+	100, // 125: pulsarscope.pulsarapi.BaseCommand.addPartitionToTxn:type_name -> pulsarscope.pulsarapi.CommandAddPartitionToTxn
+	101, // 126: pulsarscope.pulsarapi.BaseCommand.addPartitionToTxnResponse:type_name -> pulsarscope.pulsarapi.CommandAddPartitionToTxnResponse
+	103, // 127: pulsarscope.pulsarapi.BaseCommand.addSubscriptionToTxn:type_name -> pulsarscope.pulsarapi.CommandAddSubscriptionToTxn
+	104, // 128: pulsarscope.pulsarapi.BaseCommand.addSubscriptionToTxnResponse:type_name -> pulsarscope.pulsarapi.CommandAddSubscriptionToTxnResponse
+	105, // 129: pulsarscope.pulsarapi.BaseCommand.endTxn:type_name -> pulsarscope.pulsarapi.CommandEndTxn
+	106, // 130: pulsarscope.pulsarapi.BaseCommand.endTxnResponse:type_name -> pulsarscope.pulsarapi.CommandEndTxnResponse
+	107, // 131: pulsarscope.pulsarapi.BaseCommand.endTxnOnPartition:type_name -> pulsarscope.pulsarapi.CommandEndTxnOnPartition
+	108, // 132: pulsarscope.pulsarapi.BaseCommand.endTxnOnPartitionResponse:type_name -> pulsarscope.pulsarapi.CommandEndTxnOnPartitionResponse
+	109, // 133: pulsarscope.pulsarapi.BaseCommand.endTxnOnSubscription:type_name -> pulsarscope.pulsarapi.CommandEndTxnOnSubscription
+	110, // 134: pulsarscope.pulsarapi.BaseCommand.endTxnOnSubscriptionResponse:type_name -> pulsarscope.pulsarapi.CommandEndTxnOnSubscriptionResponse
+	96,  // 135: pulsarscope.pulsarapi.BaseCommand.tcClientConnectRequest:type_name -> pulsarscope.pulsarapi.CommandTcClientConnectRequest
+	97,  // 136: pulsarscope.pulsarapi.BaseCommand.tcClientConnectResponse:type_name -> pulsarscope.pulsarapi.CommandTcClientConnectResponse
+	67,  // 137: pulsarscope.pulsarapi.BaseCommand.watchTopicList:type_name -> pulsarscope.pulsarapi.CommandWatchTopicList
+	68,  // 138: pulsarscope.pulsarapi.BaseCommand.watchTopicListSuccess:type_name -> pulsarscope.pulsarapi.CommandWatchTopicListSuccess
+	69,  // 139: pulsarscope.pulsarapi.BaseCommand.watchTopicUpdate:type_name -> pulsarscope.pulsarapi.CommandWatchTopicUpdate
+	70,  // 140: pulsarscope.pulsarapi.BaseCommand.watchTopicListClose:type_name -> pulsarscope.pulsarapi.CommandWatchTopicListClose
+	52,  // 141: pulsarscope.pulsarapi.BaseCommand.topicMigrated:type_name -> pulsarscope.pulsarapi.CommandTopicMigrated
+	74,  // 142: pulsarscope.pulsarapi.BaseCommand.scalableTopicLookup:type_name -> pulsarscope.pulsarapi.CommandScalableTopicLookup
+	75,  // 143: pulsarscope.pulsarapi.BaseCommand.scalableTopicUpdate:type_name -> pulsarscope.pulsarapi.CommandScalableTopicUpdate
+	76,  // 144: pulsarscope.pulsarapi.BaseCommand.scalableTopicClose:type_name -> pulsarscope.pulsarapi.CommandScalableTopicClose
+	79,  // 145: pulsarscope.pulsarapi.BaseCommand.scalableTopicSubscribe:type_name -> pulsarscope.pulsarapi.CommandScalableTopicSubscribe
+	80,  // 146: pulsarscope.pulsarapi.BaseCommand.scalableTopicSubscribeResponse:type_name -> pulsarscope.pulsarapi.CommandScalableTopicSubscribeResponse
+	81,  // 147: pulsarscope.pulsarapi.BaseCommand.scalableTopicAssignmentUpdate:type_name -> pulsarscope.pulsarapi.CommandScalableTopicAssignmentUpdate
+	82,  // 148: pulsarscope.pulsarapi.BaseCommand.watchScalableTopics:type_name -> pulsarscope.pulsarapi.CommandWatchScalableTopics
+	85,  // 149: pulsarscope.pulsarapi.BaseCommand.watchScalableTopicsUpdate:type_name -> pulsarscope.pulsarapi.CommandWatchScalableTopicsUpdate
+	86,  // 150: pulsarscope.pulsarapi.BaseCommand.watchScalableTopicsClose:type_name -> pulsarscope.pulsarapi.CommandWatchScalableTopicsClose
+	87,  // 151: pulsarscope.pulsarapi.BaseCommand.watchTcAssignments:type_name -> pulsarscope.pulsarapi.CommandWatchTcAssignments
+	90,  // 152: pulsarscope.pulsarapi.BaseCommand.watchTcAssignmentsUpdate:type_name -> pulsarscope.pulsarapi.CommandWatchTcAssignmentsUpdate
+	91,  // 153: pulsarscope.pulsarapi.BaseCommand.watchTcAssignmentsClose:type_name -> pulsarscope.pulsarapi.CommandWatchTcAssignmentsClose
+	154, // [154:154] is the sub-list for method output_type
+	154, // [154:154] is the sub-list for method input_type
+	154, // [154:154] is the sub-list for extension type_name
+	154, // [154:154] is the sub-list for extension extendee
+	0,   // [0:154] is the sub-list for field type_name
 }
 
 func init() { file_pulsar_api_proto_init() }
@@ -8661,13 +10677,17 @@ func file_pulsar_api_proto_init() {
 	if File_pulsar_api_proto != nil {
 		return
 	}
+	file_pulsar_api_proto_msgTypes[66].OneofWrappers = []any{
+		(*CommandWatchScalableTopicsUpdate_Snapshot)(nil),
+		(*CommandWatchScalableTopicsUpdate_Diff)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pulsar_api_proto_rawDesc), len(file_pulsar_api_proto_rawDesc)),
-			NumEnums:      17,
-			NumMessages:   72,
+			NumEnums:      19,
+			NumMessages:   93,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

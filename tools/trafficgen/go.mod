@@ -6,6 +6,7 @@ replace github.com/pulsarscope/pulsarscope => ../..
 
 require (
 	github.com/apache/pulsar-client-go v0.19.0
+	github.com/bufbuild/protocompile v0.14.1
 	github.com/gopacket/gopacket v1.7.7
 	github.com/pulsarscope/pulsarscope v0.0.0-00010101000000-000000000000
 	github.com/sirupsen/logrus v1.9.3
@@ -50,6 +51,7 @@ require (
 	golang.org/x/mod v0.35.0 // indirect
 	golang.org/x/net v0.55.0 // indirect
 	golang.org/x/oauth2 v0.28.0 // indirect
+	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.37.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
