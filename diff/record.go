@@ -46,6 +46,10 @@ type connState struct {
 	retry map[string]*stream
 	// pending places requests awaiting their answer, by frame number.
 	pending map[int]position
+	// lookups are the streams of the connection's LOOKUP and
+	// PARTITIONED_METADATA requests, by topic: a client sends them
+	// concurrently, in any order, so each topic's are a stream of their own.
+	lookups map[string]*stream
 }
 
 // position is where a command went: its stream and arrival index there.
@@ -210,6 +214,7 @@ func (r *Recorder) conn(rc *reassembly.Conn) *connState {
 		stream:    r.newStream(key, ""),
 		producers: map[uint64]*stream{}, consumers: map[uint64]*stream{},
 		requests: map[uint64]request{}, retry: map[string]*stream{}, pending: map[int]position{},
+		lookups: map[string]*stream{},
 	}
 	r.conns[rc] = cs
 	return cs

@@ -12,7 +12,8 @@ import (
 )
 
 // route picks the stream of a frame: its producer's or consumer's, its
-// request's for a response, else the connection's.
+// topic's lookups for a LOOKUP or PARTITIONED_METADATA, its request's for
+// a response, else the connection's.
 func (r *Recorder) route(cs *connState, f *decode.Frame, sub protoreflect.Message) *stream {
 	t := int(f.Type)
 	if sub == nil || t < 0 || t >= maxType {
@@ -35,6 +36,14 @@ func (r *Recorder) route(cs *connState, f *decode.Frame, sub protoreflect.Messag
 			base += " name=" + n
 		}
 		st = r.entity(cs, cs.consumers, id, base, stringField(sub, tb.topic[t]))
+	case (f.Type == pulsarapi.BaseCommand_LOOKUP || f.Type == pulsarapi.BaseCommand_PARTITIONED_METADATA) && f.Dir == reassembly.ClientToServer:
+		// Independent exchanges, sent concurrently: compared per topic,
+		// not in the order the scheduling gave them.
+		topic := stringField(sub, tb.topic[t])
+		if st = cs.lookups[topic]; st == nil {
+			st = r.newStream("lookup "+topic, topic)
+			cs.lookups[topic] = st
+		}
 	default:
 		if id, ok := uintField(sub, tb.producer[t]); ok {
 			st = r.known(cs.producers, id, "producer (created before the capture)")

@@ -134,7 +134,16 @@ func TestIgnoreOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmds := moved.Streams[0].Commands
+	longest := 0 // the stream with the most commands
+	for i, st := range moved.Streams {
+		if len(st.Commands) > len(moved.Streams[longest].Commands) {
+			longest = i
+		}
+	}
+	cmds := moved.Streams[longest].Commands
+	if len(cmds) < 4 {
+		t.Fatalf("longest stream has %d commands", len(cmds))
+	}
 	cmds[2], cmds[len(cmds)-1] = cmds[len(cmds)-1], cmds[2]
 	for _, tt := range []struct {
 		ignoreOrder, wantSame bool
