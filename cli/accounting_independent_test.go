@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/netip"
 	"os"
@@ -183,7 +184,9 @@ func segmentTimes(tb testing.TB, path string) map[string][][]segTime {
 	}
 	cur := map[string]*inst{}
 	out := map[string][][]segTime{}
+	pkt := -1
 	eachSegment(tb, path, func(key string, tcp *layers.TCP, ts time.Time) {
+		pkt++
 		seq := tcp.Seq
 		if tcp.SYN {
 			seq++
@@ -197,7 +200,7 @@ func segmentTimes(tb testing.TB, path string) map[string][][]segTime {
 		if n := len(tcp.Payload); n > 0 {
 			start := int64(seq - in.base)
 			k := len(out[key]) - 1
-			out[key][k] = append(out[key][k], segTime{start, start + int64(n), ts.UnixNano()})
+			out[key][k] = append(out[key][k], segTime{start, start + int64(n), ts.UnixNano(), pkt})
 		}
 	})
 	return out
@@ -206,6 +209,7 @@ func segmentTimes(tb testing.TB, path string) map[string][][]segTime {
 type segTime struct {
 	start, end int64
 	ts         int64 // ns
+	pkt        int   // the segment's place in the capture (0-based)
 }
 
 // TestFrameTimesAfterLoss: in every committed capture and fault variant
@@ -214,6 +218,8 @@ type segTime struct {
 // last byte (the first copy of it), found with pcapgo alone: frames after
 // a hole keep their own packets' times, not the time the hole was given
 // up. A frame cut by a gap carries the time of its last captured byte.
+// And frames are numbered in capture order: the packets that complete
+// them come in the order of their numbers.
 func TestFrameTimesAfterLoss(t *testing.T) {
 	checkedFiles := 0
 	for _, exp := range loadExpectations(t) {
@@ -227,6 +233,10 @@ func TestFrameTimesAfterLoss(t *testing.T) {
 		instance := map[int]int{} // conn → its index among those on its 4-tuple
 		perKey := map[string]int{}
 		checked := 0
+		lastPkt, lastN := -1, 0 // the packet that completed the frame before
+		// A frame is complete once the frames before it in its stream
+		// are: the packet completing it is the latest of theirs and its own.
+		streamPkt := map[string]int{}
 		for _, line := range ndjsonLines(out) {
 			var r struct {
 				N       int       `json:"n"`
@@ -260,10 +270,11 @@ func TestFrameTimesAfterLoss(t *testing.T) {
 			}
 			last := r.Offset + r.Size - 1
 			var want int64 = -1
+			pkt := -1
 			var latest segTime
 			for _, sg := range conn {
 				if sg.start <= last && last < sg.end {
-					want = sg.ts
+					want, pkt = sg.ts, sg.pkt
 					break
 				}
 				if r.Missing > 0 && sg.start < last && sg.end > r.Offset && sg.end > latest.end {
@@ -271,8 +282,15 @@ func TestFrameTimesAfterLoss(t *testing.T) {
 				}
 			}
 			if want < 0 && r.Missing > 0 && latest.end > 0 {
-				want = latest.ts // its last byte was not captured: its last captured one
+				want, pkt = latest.ts, latest.pkt // its last byte was not captured: its last captured one
 			}
+			sk := fmt.Sprint(r.Conn, key)
+			pkt = max(pkt, streamPkt[sk])
+			streamPkt[sk] = pkt
+			if pkt < lastPkt {
+				t.Errorf("%s: frame %d, completed by packet %d, is numbered after frame %d, completed by packet %d: not in capture order", exp.File, r.N, pkt+1, lastN, lastPkt+1)
+			}
+			lastPkt, lastN = max(lastPkt, pkt), r.N
 			if want < 0 {
 				t.Fatalf("%s: frame %d: no captured segment holds byte %d", exp.File, r.N, last)
 			}
