@@ -33,6 +33,7 @@ type diffOptions struct {
 	ignoreOrder      bool
 	latencyThreshold string
 	latencyMin       time.Duration
+	latencySamples   int
 	output           string
 	color            string
 	context          int
@@ -75,6 +76,7 @@ renumbered; PING/PONG are ignored and ACK frames summarised per consumer.
 	f.BoolVar(&o.ignoreOrder, "ignore-order", false, "compare each stream's commands as a multiset (order does not matter)")
 	f.StringVar(&o.latencyThreshold, "latency-threshold", "", "report request types whose p99 latency grew by more than this, e.g. 50% (default: latency not compared)")
 	f.DurationVar(&o.latencyMin, "latency-min", diff.DefaultLatencyMin, "smallest p99 growth that counts as a latency regression")
+	f.IntVar(&o.latencySamples, "latency-min-samples", diff.DefaultLatencyMinSamples, "fewest requests of a type on each side for a latency regression (fewer: \"not enough samples\")")
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text (unified diff) or json")
 	f.StringVar(&o.color, "color", "auto", "color the text output: auto, always or never (NO_COLOR is honoured by auto)")
 	f.IntVarP(&o.context, "unified", "U", diff.DefaultContext, "commands of context around each change")
@@ -102,7 +104,7 @@ func diffExit(err error) error {
 
 func runDiff(ctx context.Context, e *env, o *diffOptions, basePath, candPath string) error {
 	opts := diff.Options{Ignore: o.ignore, Keep: o.keep, IgnoreOrder: o.ignoreOrder,
-		LatencyMin: o.latencyMin, Context: o.context, ShowSecrets: o.showSecrets}
+		LatencyMin: o.latencyMin, LatencyMinSamples: o.latencySamples, Context: o.context, ShowSecrets: o.showSecrets}
 	if o.context < 0 {
 		return usageErr("-U %d: the context must be 0 or more", o.context)
 	}

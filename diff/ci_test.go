@@ -63,27 +63,36 @@ func TestCIScript(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	rec := exec.Command(bin, "read", "-o", "transcript", abs("../testdata/pcaps/basic.pcap"))
-	out, err := rec.Output()
-	if err != nil {
-		t.Fatalf("read -o transcript: %v", err)
-	}
-	if err := os.WriteFile(golden, out, 0o644); err != nil {
-		t.Fatal(err)
+	record := func(from string) {
+		rec := exec.Command(bin, "read", "-o", "transcript", abs(from))
+		out, err := rec.Output()
+		if err != nil {
+			t.Fatalf("read -o transcript: %v", err)
+		}
+		if err := os.WriteFile(golden, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	tests := []struct {
 		name    string
 		capture string
 		code    int
 		log     string // substring of the script's output
+		golden  string // the known-good capture (default basic.pcap)
 	}{
-		{"same scenario, another run", abs("../testdata/diff/basic-b.pcap"), 0, "traffic matches"},
-		{"an extra request", abs("../testdata/diff/basic-extra.pcap"), 1, "GET_LAST_MESSAGE_ID"},
-		{"a slower broker", abs("../testdata/diff/basic-slow-lookup.pcap"), 1, "!LOOKUP p99"},
-		{"no capture", filepath.Join(dir, "missing.pcap"), 2, "could not compare"},
+		{"same scenario, another run", abs("../testdata/diff/basic-b.pcap"), 0, "traffic matches", ""},
+		{"an extra request", abs("../testdata/diff/basic-extra.pcap"), 1, "GET_LAST_MESSAGE_ID", ""},
+		{"a slower broker", abs("../testdata/diff/many-slow-producer.pcap"), 1, "!PRODUCER p99", "../testdata/pcaps/many.pcap"},
+		// Two LOOKUPs each side: too few to tell; the artifact says so.
+		{"a slower lookup, too few to tell", abs("../testdata/diff/basic-slow-lookup.pcap"), 0, "traffic matches", ""},
+		{"no capture", filepath.Join(dir, "missing.pcap"), 2, "could not compare", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.golden == "" {
+				tt.golden = "../testdata/pcaps/basic.pcap"
+			}
+			record(tt.golden)
 			// Run from a work tree holding testdata/pulsar.golden.json (the
 			// script's default GOLDEN), as in CI.
 			cmd := exec.Command("bash", script, tt.capture)
@@ -114,6 +123,9 @@ func TestCIScript(t *testing.T) {
 			}
 			if err := json.Unmarshal(art, &doc); err != nil || doc.Same != (tt.code == 0) {
 				t.Errorf("artifact: same=%v err=%v", doc.Same, err)
+			}
+			if strings.Contains(tt.name, "too few") && !strings.Contains(string(art), "not enough samples: 2 and 2 requests") {
+				t.Errorf("artifact lacks the note on too few samples:\n%s", art)
 			}
 		})
 	}

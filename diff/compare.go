@@ -18,6 +18,12 @@ type Options struct {
 	// LatencyMin is the smallest p99 growth that can count as a regression
 	// (differences below it are noise); 0 means DefaultLatencyMin.
 	LatencyMin time.Duration
+	// LatencyMinSamples is the fewest latencies a request type needs on
+	// each side to be reported as a regression; 0 means
+	// DefaultLatencyMinSamples. A regression also needs the candidate's
+	// latencies to be greater than the baseline's by a one-sided
+	// Mann-Whitney U test at LatencyAlpha.
+	LatencyMinSamples int
 	// Context is the number of unchanged commands shown around changes;
 	// negative means DefaultContext.
 	Context int
@@ -92,6 +98,12 @@ type LatencyDiff struct {
 	// Growth is the p99's relative change (0.5: +50%).
 	Growth     float64 `json:"growth"`
 	Regression bool    `json:"regression"`
+	// PValue is the one-sided Mann-Whitney U test's p-value that the
+	// candidate is slower (set when both sides have enough samples).
+	PValue float64 `json:"p_value,omitempty"`
+	// Note says why a p99 growth beyond the threshold is not a
+	// regression: not enough samples, or not significant.
+	Note string `json:"note,omitempty"`
 }
 
 // Summary counts the differences.
@@ -346,6 +358,10 @@ func compareLatency(b, c map[string]Latency, opts Options) []LatencyDiff {
 	if minGrowth <= 0 {
 		minGrowth = DefaultLatencyMin
 	}
+	minSamples := opts.LatencyMinSamples
+	if minSamples <= 0 {
+		minSamples = DefaultLatencyMinSamples
+	}
 	out := []LatencyDiff{}
 	for typ, bl := range b {
 		cl, ok := c[typ]
@@ -357,8 +373,21 @@ func compareLatency(b, c map[string]Latency, opts Options) []LatencyDiff {
 			d.Growth = float64(cl.P99-bl.P99) / float64(bl.P99)
 		}
 		grew := time.Duration(cl.P99-bl.P99) * time.Microsecond
-		d.Regression = opts.LatencyThreshold > 0 && grew >= minGrowth &&
-			(bl.P99 == 0 || d.Growth > opts.LatencyThreshold)
+		grown := opts.LatencyThreshold > 0 && grew >= minGrowth && (bl.P99 == 0 || d.Growth > opts.LatencyThreshold)
+		enough := len(bl.Samples) >= minSamples && len(cl.Samples) >= minSamples &&
+			bl.Count >= minSamples && cl.Count >= minSamples
+		if enough {
+			d.PValue = mannWhitneyGreater(bl.Samples, cl.Samples)
+		}
+		switch {
+		case !grown:
+		case !enough:
+			d.Note = fmt.Sprintf("not enough samples: %d and %d requests, a regression needs %d on each side", bl.Count, cl.Count, minSamples)
+		case d.PValue >= LatencyAlpha:
+			d.Note = fmt.Sprintf("not significant: p = %.3g (Mann-Whitney U, one-sided; a regression needs p < %g)", d.PValue, LatencyAlpha)
+		default:
+			d.Regression = true
+		}
 		out = append(out, d)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Type < out[j].Type })

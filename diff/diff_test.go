@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // transcripts caches the transcripts of test captures under default rules.
@@ -142,12 +143,6 @@ func TestOneDifference(t *testing.T) {
 			},
 			problems: []string{"error-response 0->1"},
 		},
-		{
-			file:        "basic-slow-lookup.pcap",
-			opts:        Options{LatencyThreshold: 0.5},
-			want:        Summary{LatencyRegressions: 1},
-			regressions: []string{"LOOKUP"},
-		},
 	}
 	var c transcripts
 	base := c.get(t, testdata("basic.pcap"))
@@ -213,11 +208,66 @@ func countString(d CountDiff) string {
 // TestLatencyNeedsThreshold: latency is only compared when asked to.
 func TestLatencyNeedsThreshold(t *testing.T) {
 	var c transcripts
-	res, err := Compare(c.get(t, testdata("basic.pcap")), c.get(t, testdata("basic-slow-lookup.pcap")), Options{})
+	res, err := Compare(c.get(t, testdata("../pcaps/many.pcap")), c.get(t, testdata("many-slow-producer.pcap")), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !res.Same() {
 		t.Errorf("a slower broker differs without --latency-threshold: %+v", res.Summary)
+	}
+}
+
+// TestLatencySignificance: a latency regression needs 20 requests on each
+// side and a significant Mann-Whitney U test. The broker that holds its 20
+// PRODUCER_SUCCESS back 20 ms is reported, on PRODUCER alone; the one that
+// holds its 2 LOOKUP answers back 50 ms is noted "not enough samples", not
+// a regression; and second runs of unchanged scenarios have no regression.
+func TestLatencySignificance(t *testing.T) {
+	var c transcripts
+	opts := Options{LatencyThreshold: 0.5}
+	res, err := Compare(c.get(t, testdata("../pcaps/many.pcap")), c.get(t, testdata("many-slow-producer.pcap")), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var regs []string
+	for _, l := range res.Latency {
+		if l.Regression {
+			regs = append(regs, l.Type)
+			if l.PValue <= 0 || l.PValue >= LatencyAlpha || l.Baseline.Count < 20 || len(l.Candidate.Samples) < 20 {
+				t.Errorf("%s: p %g, %d and %d samples", l.Type, l.PValue, len(l.Baseline.Samples), len(l.Candidate.Samples))
+			}
+		}
+	}
+	if strings.Join(regs, ",") != "PRODUCER" || res.Summary.LatencyRegressions != 1 {
+		t.Errorf("many-slow-producer: regressions %v (%d)", regs, res.Summary.LatencyRegressions)
+	}
+
+	res, err = Compare(c.get(t, testdata("basic.pcap")), c.get(t, testdata("basic-slow-lookup.pcap")), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noted := false
+	for _, l := range res.Latency {
+		if l.Type == "LOOKUP" {
+			noted = !l.Regression && strings.HasPrefix(l.Note, "not enough samples: 2 and 2 requests")
+		}
+	}
+	if !res.Same() || !noted {
+		t.Errorf("basic-slow-lookup: same %v, latency %+v", res.Same(), res.Latency)
+	}
+
+	for _, p := range [][2]string{
+		{"basic.pcap", "basic-b.pcap"},
+		{"../pcaps/many.pcap", "many-b.pcap"},
+		{"../pcaps/batching-compression.pcap", "batching-compression-b.pcap"},
+		{"../pcaps/partitioned.pcap", "partitioned-b.pcap"},
+	} {
+		res, err := Compare(c.get(t, testdata(p[0])), c.get(t, testdata(p[1])), Options{LatencyThreshold: 0.1, LatencyMin: time.Microsecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Summary.LatencyRegressions != 0 {
+			t.Errorf("%s vs %s (unchanged): %d latency regressions: %+v", p[0], p[1], res.Summary.LatencyRegressions, res.Latency)
+		}
 	}
 }

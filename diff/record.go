@@ -282,5 +282,10 @@ func summarise(ls []time.Duration) Latency {
 		i = max(0, min(i, len(ls)-1))
 		return ls[i].Microseconds()
 	}
-	return Latency{Count: len(ls), P50: at(0.50), P90: at(0.90), P99: at(0.99), Max: ls[len(ls)-1].Microseconds()}
+	us := make([]int64, len(ls))
+	for i, l := range ls {
+		us[i] = l.Microseconds()
+	}
+	return Latency{Count: len(ls), P50: at(0.50), P90: at(0.90), P99: at(0.99), Max: ls[len(ls)-1].Microseconds(),
+		Samples: sampleLatencies(us)}
 }

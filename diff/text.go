@@ -79,10 +79,13 @@ func (r *Result) WriteText(w io.Writer, opts TextOptions) error {
 	}
 	writeCounts(bw, p, "outcomes", r.Outcomes)
 	writeCounts(bw, p, "problems", r.Problems)
-	var regs []LatencyDiff
+	var regs, notes []LatencyDiff
 	for _, l := range r.Latency {
-		if l.Regression {
+		switch {
+		case l.Regression:
 			regs = append(regs, l)
+		case l.Note != "":
+			notes = append(notes, l)
 		}
 	}
 	if len(regs) > 0 {
@@ -91,6 +94,13 @@ func (r *Result) WriteText(w io.Writer, opts TextOptions) error {
 			fmt.Fprintln(bw, p.warn.Sprintf("!%s p99 %s -> %s (%+.0f%%; p50 %s -> %s; %d -> %d requests)",
 				render.Safe(l.Type), micros(l.Baseline.P99), micros(l.Candidate.P99), 100*l.Growth,
 				micros(l.Baseline.P50), micros(l.Candidate.P50), l.Baseline.Count, l.Candidate.Count))
+		}
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(bw, p.hunk.Sprint("@@ latency: p99 grew, no regression @@"))
+		for _, l := range notes {
+			fmt.Fprintf(bw, " %s p99 %s -> %s (%+.0f%%): %s\n",
+				render.Safe(l.Type), micros(l.Baseline.P99), micros(l.Candidate.P99), 100*l.Growth, l.Note)
 		}
 	}
 	fmt.Fprintln(bw, r.Summary.Line(r.Same()))

@@ -115,6 +115,10 @@ type Latency struct {
 	P90   int64 `json:"p90_us"`
 	P99   int64 `json:"p99_us"`
 	Max   int64 `json:"max_us"`
+	// Samples are the latencies (at most 1,000, evenly spaced by rank
+	// when there were more), sorted: what the significance test of a
+	// latency regression compares.
+	Samples []int64 `json:"samples_us,omitempty"`
 }
 
 // WriteTo writes the transcript as indented JSON with one command per line.

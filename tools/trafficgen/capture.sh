@@ -24,7 +24,7 @@ else
 fi
 case $scenario in
   basic|keepalive|batching-compression|chunking|large|partitioned|subscriptions|errors|many|any|auth|encryption|concurrent|bulk) ;;
-  basic-batching|basic-lz4|basic-extra|basic-producer-error|basic-slow-lookup) ;; # variants of basic for pulsarscope diff
+  basic-batching|basic-lz4|basic-extra|basic-producer-error|basic-slow-lookup|many-slow-producer) ;; # variants for pulsarscope diff
   *) echo "unknown scenario $scenario" >&2; usage ;;
 esac
 mkdir -p "$(dirname "$out")"
@@ -70,6 +70,7 @@ case $scenario in
   bulk) brokeropts+=(-release-acked -lifetime 600s) ;;
   basic-producer-error) brokeropts+=(-fail-first PRODUCER=ServiceNotReady) ;;
   basic-slow-lookup) brokeropts+=(-delay LOOKUP=50ms) ;;
+  many-slow-producer) brokeropts+=(-delay PRODUCER=20ms) ;;
   auth) brokeropts+=(-auth-challenge) ;;
   concurrent) brokeropts+=(-partitions 16) ;;
   keepalive) brokeropts+=(-delay PING=1200ms) ;;

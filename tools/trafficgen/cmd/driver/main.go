@@ -23,7 +23,7 @@ import (
 )
 
 // scenarioList names the scenarios the driver knows.
-const scenarioList = "basic, keepalive, batching-compression, chunking, large, large-burst (not committed), partitioned, subscriptions, errors, many, any, auth, encryption, concurrent, bulk; variants of basic for diff tests: basic-batching, basic-lz4, basic-extra, basic-producer-error, basic-slow-lookup"
+const scenarioList = "basic, keepalive, batching-compression, chunking, large, large-burst (not committed), partitioned, subscriptions, errors, many, any, auth, encryption, concurrent, bulk; variants of basic for diff tests: basic-batching, basic-lz4, basic-extra, basic-producer-error, basic-slow-lookup; of many: many-slow-producer (the broker holds each PRODUCER_SUCCESS back 20 ms)"
 
 func main() {
 	url := flag.String("url", "pulsar://127.0.0.1:6650", "broker service URL")
@@ -156,7 +156,7 @@ func (d *driver) run(ctx context.Context, scenario string, timeout time.Duration
 		return d.subscriptions(ctx)
 	case "errors":
 		return d.errorsScenario(ctx)
-	case "many":
+	case "many", "many-slow-producer":
 		return d.many(ctx)
 	case "bulk":
 		return d.bulk(ctx)
