@@ -17,6 +17,8 @@ func TestDiffExitCodes(t *testing.T) {
 		extra  = "../testdata/diff/basic-extra.pcap"
 		slow   = "../testdata/diff/basic-slow-lookup.pcap"
 		golden = "../testdata/diff/basic.golden.json"
+		many   = "../testdata/pcaps/many.pcap"
+		slowP  = "../testdata/diff/many-slow-producer.pcap"
 	)
 	tests := []struct {
 		name     string
@@ -31,8 +33,10 @@ func TestDiffExitCodes(t *testing.T) {
 		{"capture vs golden", []string{basicB, golden}, 0, "no differences", "", false},
 		{"extra request", []string{basic, extra}, 1, "+c2s GET_LAST_MESSAGE_ID", "", false},
 		{"latency off by default", []string{basic, slow}, 0, "no differences", "", false},
-		{"latency threshold", []string{"--latency-threshold", "50%", basic, slow}, 1, "!LOOKUP p99", "", false},
-		{"ignore the difference", []string{"--ignore", "ack-frames,keepalive", "--latency-threshold", "50", "--latency-min", "1h", basic, slow}, 0, "", "", false},
+		{"latency threshold", []string{"--latency-threshold", "50%", many, slowP}, 1, "!PRODUCER p99", "", false},
+		{"latency threshold, too few requests", []string{"--latency-threshold", "50%", basic, slow}, 0, "not enough samples: 2 and 2 requests", "", false},
+		{"latency threshold, fewer samples asked", []string{"--latency-threshold", "50%", "--latency-min-samples", "30", many, slowP}, 0, "not enough samples: 20 and 20 requests, a regression needs 30", "", false},
+		{"ignore the difference", []string{"--ignore", "ack-frames,keepalive", "--latency-threshold", "50", "--latency-min", "1h", many, slowP}, 0, "", "", false},
 		{"missing file", []string{basic, "no-such.pcap"}, 2, "", "no-such.pcap", true},
 		{"not a capture", []string{basic, "diff_test.go"}, 2, "", "diff_test.go", true},
 		{"unknown field", []string{"--ignore", "nope", basic, basicB}, 2, "", `"nope"`, true},
