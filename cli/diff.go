@@ -77,7 +77,7 @@ renumbered; PING/PONG are ignored and ACK frames summarised per consumer.
 	f.StringVar(&o.latencyThreshold, "latency-threshold", "", "report request types whose p99 latency grew by more than this, e.g. 50% (default: latency not compared)")
 	f.DurationVar(&o.latencyMin, "latency-min", diff.DefaultLatencyMin, "smallest p99 growth that counts as a latency regression")
 	f.IntVar(&o.latencySamples, "latency-min-samples", diff.DefaultLatencyMinSamples, "fewest requests of a type on each side for a latency regression (fewer: \"not enough samples\")")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text (unified diff) or json")
+	f.StringVarP(&o.output, "output", "o", "text", "output format: text (unified diff), json or junit (JUnit XML for CI test reporters)")
 	f.StringVar(&o.color, "color", "auto", "color the text output: auto, always or never (NO_COLOR is honoured by auto)")
 	f.IntVarP(&o.context, "unified", "U", diff.DefaultContext, "commands of context around each change")
 	f.BoolVar(&o.update, "update", false, "write CANDIDATE's transcript to BASELINE (a transcript file, created if missing) instead of comparing")
@@ -117,8 +117,8 @@ func runDiff(ctx context.Context, e *env, o *diffOptions, basePath, candPath str
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	if o.output != "text" && o.output != "json" {
-		return usageErr("-o %q: the formats are text and json", o.output)
+	if o.output != "text" && o.output != "json" && o.output != "junit" {
+		return usageErr("-o %q: the formats are text, json and junit", o.output)
 	}
 	if basePath == "-" && candPath == "-" {
 		return usageErr("only one side can be read from stdin ('-')")
@@ -143,9 +143,12 @@ func runDiff(ctx context.Context, e *env, o *diffOptions, basePath, candPath str
 		return usageErr("%v", err)
 	}
 	res.Baseline, res.Candidate = basePath, candPath
-	if o.output == "json" {
+	switch o.output {
+	case "json":
 		err = res.WriteJSON(e.stdout)
-	} else {
+	case "junit":
+		err = res.WriteJUnit(e.stdout)
+	default:
 		var color bool
 		if color, err = useColor(e, o.color, e.stdout); err != nil {
 			return err

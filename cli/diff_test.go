@@ -34,6 +34,8 @@ func TestDiffExitCodes(t *testing.T) {
 		{"extra request", []string{basic, extra}, 1, "+c2s GET_LAST_MESSAGE_ID", "", false},
 		{"latency off by default", []string{basic, slow}, 0, "no differences", "", false},
 		{"latency threshold", []string{"--latency-threshold", "50%", many, slowP}, 1, "!PRODUCER p99", "", false},
+		{"junit, differences", []string{"-o", "junit", basic, extra}, 1, `<testsuites name="pulsarscope diff" tests=`, "", false},
+		{"junit, same", []string{"-o", "junit", basic, basicB}, 0, `failures="0"`, "", false},
 		{"latency threshold, too few requests", []string{"--latency-threshold", "50%", basic, slow}, 0, "not enough samples: 2 and 2 requests", "", false},
 		{"latency threshold, fewer samples asked", []string{"--latency-threshold", "50%", "--latency-min-samples", "30", many, slowP}, 0, "not enough samples: 20 and 20 requests, a regression needs 30", "", false},
 		{"ignore the difference", []string{"--ignore", "ack-frames,keepalive", "--latency-threshold", "50", "--latency-min", "1h", many, slowP}, 0, "", "", false},

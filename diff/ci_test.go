@@ -3,6 +3,7 @@ package diff
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"os"
 	"os/exec"
@@ -123,6 +124,14 @@ func TestCIScript(t *testing.T) {
 			}
 			if err := json.Unmarshal(art, &doc); err != nil || doc.Same != (tt.code == 0) {
 				t.Errorf("artifact: same=%v err=%v", doc.Same, err)
+			}
+			xart, err := os.ReadFile(filepath.Join(dir, "artifacts", "pulsar-diff.xml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var junit junitSuites
+			if err := xml.Unmarshal(xart, &junit); err != nil || junit.Tests == 0 || (junit.Failures == 0) != (tt.code == 0) {
+				t.Errorf("JUnit artifact: %d tests, %d failures, %v", junit.Tests, junit.Failures, err)
 			}
 			if strings.Contains(tt.name, "too few") && !strings.Contains(string(art), "not enough samples: 2 and 2 requests") {
 				t.Errorf("artifact lacks the note on too few samples:\n%s", art)

@@ -51,6 +51,15 @@ type Result struct {
 	// those past the threshold.
 	Latency []LatencyDiff `json:"latency"`
 	Summary Summary       `json:"summary"`
+	// Compared lists what was compared, in order (for reports that list
+	// what matched too: WriteJUnit): every stream key and outcome and
+	// problem key of either side.
+	Compared Compared `json:"-"`
+}
+
+// Compared is what Compare compared.
+type Compared struct {
+	Streams, Outcomes, Problems []string
 }
 
 // StreamDiff is one stream's differences.
@@ -148,6 +157,7 @@ func Compare(base, cand *Transcript, opts Options) (*Result, error) {
 	res := &Result{Streams: []StreamDiff{}}
 	compareStreams(res, b.Streams, c.Streams, opts.IgnoreOrder, ctx)
 	res.Outcomes = countDiffs(b.Outcomes, c.Outcomes)
+	res.Compared.Outcomes, res.Compared.Problems = unionKeys(b.Outcomes, c.Outcomes), unionKeys(b.Problems, c.Problems)
 	res.Summary.OutcomesChanged = len(res.Outcomes)
 	res.Problems = countDiffs(b.Problems, c.Problems)
 	for _, p := range res.Problems {
@@ -164,6 +174,21 @@ func Compare(base, cand *Transcript, opts Options) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// unionKeys returns the keys of a and b, sorted.
+func unionKeys(a, b map[string]int) []string {
+	var out []string
+	for k := range a {
+		out = append(out, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // compareStreams matches streams by key and diffs their commands.
@@ -186,6 +211,7 @@ func compareStreams(res *Result, bs, cs []Stream, ignoreOrder bool, ctx int) {
 		}
 	}
 	sort.Slice(keys, func(i, j int) bool { return keyLess(keys[i], keys[j]) })
+	res.Compared.Streams = keys
 	for _, k := range keys {
 		bst, inB := bm[k]
 		cst, inC := cm[k]

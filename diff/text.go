@@ -39,6 +39,36 @@ func newPainter(on bool) painter {
 	return painter{del: mk(color.FgRed), add: mk(color.FgGreen), hunk: mk(color.FgCyan), head: mk(color.Bold), warn: mk(color.FgYellow, color.Bold)}
 }
 
+// writeStream writes one stream's hunks and field changes.
+func writeStream(bw *bufio.Writer, p painter, s StreamDiff) {
+	note := ""
+	switch s.Status {
+	case "added":
+		note = " (only in candidate)"
+	case "removed":
+		note = " (only in baseline)"
+	}
+	if s.Approximate {
+		note += " (sequences too different: middle shown replaced)"
+	}
+	for _, h := range s.Hunks {
+		fmt.Fprintln(bw, p.hunk.Sprintf("@@ -%s +%s @@ %s%s", span(h.BaseStart, h.BaseCount), span(h.CandStart, h.CandCount), render.Safe(s.Key), note))
+		for _, l := range h.Lines {
+			line := l.Op + render.Safe(l.Command.String())
+			switch l.Op {
+			case "-":
+				line = p.del.Sprint(line)
+			case "+":
+				line = p.add.Sprint(line)
+			}
+			fmt.Fprintln(bw, line)
+		}
+	}
+	for _, fc := range s.Fields {
+		fmt.Fprintln(bw, p.warn.Sprint("~"+render.Safe(fc.String())))
+	}
+}
+
 // WriteText writes the result as a unified diff of the command sequences
 // (hunk headers name the stream), then the outcome, problem and latency
 // differences, then the summary line.
@@ -50,32 +80,7 @@ func (r *Result) WriteText(w io.Writer, opts TextOptions) error {
 		fmt.Fprintln(bw, p.head.Sprint("+++ "+render.Safe(orDefault(r.Candidate, "candidate"))))
 	}
 	for _, s := range r.Streams {
-		note := ""
-		switch s.Status {
-		case "added":
-			note = " (only in candidate)"
-		case "removed":
-			note = " (only in baseline)"
-		}
-		if s.Approximate {
-			note += " (sequences too different: middle shown replaced)"
-		}
-		for _, h := range s.Hunks {
-			fmt.Fprintln(bw, p.hunk.Sprintf("@@ -%s +%s @@ %s%s", span(h.BaseStart, h.BaseCount), span(h.CandStart, h.CandCount), render.Safe(s.Key), note))
-			for _, l := range h.Lines {
-				line := l.Op + render.Safe(l.Command.String())
-				switch l.Op {
-				case "-":
-					line = p.del.Sprint(line)
-				case "+":
-					line = p.add.Sprint(line)
-				}
-				fmt.Fprintln(bw, line)
-			}
-		}
-		for _, fc := range s.Fields {
-			fmt.Fprintln(bw, p.warn.Sprint("~"+render.Safe(fc.String())))
-		}
+		writeStream(bw, p, s)
 	}
 	writeCounts(bw, p, "outcomes", r.Outcomes)
 	writeCounts(bw, p, "problems", r.Problems)
