@@ -51,6 +51,10 @@ func TestSameScenario(t *testing.T) {
 		{"../pcaps/many.pcap", "many-b.pcap"},
 		{"../pcaps/batching-compression.pcap", "batching-compression-b.pcap"},
 		{"../pcaps/partitioned.pcap", "partitioned-b.pcap"},
+		// Its GET_LAST_MESSAGE_ID_RESPONSE has the mark-delete position
+		// 'before the first entry of the ledger' where the other has an
+		// entry: the acks reached the broker later.
+		{"../pcaps/subscriptions.pcap", "subscriptions-b.pcap"},
 	}
 	var c transcripts
 	for _, p := range pairs {

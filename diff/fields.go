@@ -90,7 +90,10 @@ func (w *fieldWriter) appendFields(b []byte, m protoreflect.Message, st *stream,
 
 // appendMessageID writes the ledgerId/entryId pair of a MessageIdData as
 // the message_id rule says: renumbered as "ledger_entry":"mN", dropped, or
-// kept as they are. The "earliest"/"latest" marker ids are always kept.
+// kept as they are. The "earliest" marker id (both parts all ones) is
+// always kept; an id with one part all ones (a mark-delete position before
+// the first entry of a ledger) is renumbered like any other, so that both
+// sides are normalised alike.
 func (w *fieldWriter) appendMessageID(b []byte, m protoreflect.Message, st *stream, more bool) ([]byte, bool) {
 	mode := w.rules[PseudoMessageID]
 	if mode == Ignore {
@@ -102,7 +105,7 @@ func (w *fieldWriter) appendMessageID(b []byte, m protoreflect.Message, st *stre
 	if more {
 		b = append(b, ',')
 	}
-	if mode == Renumber && ledger != math.MaxUint64 && entry != math.MaxUint64 {
+	if mode == Renumber && (ledger != math.MaxUint64 || entry != math.MaxUint64) {
 		b = append(b, `"ledger_entry":`...)
 		return appendString(b, st.messageID(ledger, entry)), true
 	}

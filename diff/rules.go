@@ -71,6 +71,10 @@ func DefaultRules() map[string]Mode {
 		// Broker-generated (and client-randomised) names.
 		"producer_name": Renumber, "consumer_name": Renumber,
 		PseudoMessageID: Renumber,
+		// Where a consumer's acknowledgements stood when it asked
+		// (GET_LAST_MESSAGE_ID): it depends on when its grouped acks reached
+		// the broker, which is timing.
+		"consumer_mark_delete_position": Ignore,
 		// Time-driven frame counts.
 		PseudoKeepalive: Ignore,
 		PseudoAckFrames: Summarise,
