@@ -37,22 +37,11 @@ func isCountKey(k string) bool {
 }
 
 // adjustCount returns the base's count key minus what the destroyed frames
-// take away, and false when that cannot be known.
+// take away, plus what the added frames (and connections) bring, and
+// false when that cannot be known.
 func adjustCount(key string, val any, destroyed, added []FrameRef, addedConns int) (any, bool) {
-	count := func(pred func(FrameRef) bool) int64 {
-		var n int64
-		for _, d := range destroyed {
-			if pred(d) {
-				n++
-			}
-		}
-		return n
-	}
 	if m, ok := val.(map[string]any); ok && key == "frames" {
 		return adjustFrames(m, destroyed, added)
-	}
-	if len(added) > 0 {
-		return adjustAdded(key, val, added, addedConns)
 	}
 	num, ok := val.(json.Number)
 	if !ok {
@@ -62,26 +51,49 @@ func adjustCount(key string, val any, destroyed, added []FrameRef, addedConns in
 	if err != nil {
 		return nil, false
 	}
-	switch key {
-	case "connections":
-		return n, true
-	case "frames", "frames_total":
-		return n - int64(len(destroyed)), true
-	case "payload_frames":
-		return n - count(func(d FrameRef) bool { return d.payload }), true
-	case "checksummed_payload_frames":
-		return n - count(func(d FrameRef) bool { return d.checksum }), true
-	case "broker_entry_metadata_frames":
-		return n - count(func(d FrameRef) bool { return d.bem }), true
-	case "chunk_frames":
-		return n - count(func(d FrameRef) bool { return d.chunk }), true
-	case "batch_entries":
-		for _, d := range destroyed {
-			n -= int64(d.batch)
-		}
-		return n, true
+	if key == "connections" {
+		return n + int64(addedConns), true
 	}
-	return nil, false
+	gone, ok := countOf(key, destroyed)
+	if !ok {
+		return nil, false
+	}
+	more, _ := countOf(key, added)
+	return n - gone + more, true
+}
+
+// countOf returns what frames refs count for in the count key, and false
+// for a key that is not a frame count.
+func countOf(key string, refs []FrameRef) (int64, bool) {
+	var pred func(FrameRef) int64
+	switch key {
+	case "frames", "frames_total":
+		pred = func(FrameRef) int64 { return 1 }
+	case "payload_frames":
+		pred = func(d FrameRef) int64 { return boolCount(d.payload) }
+	case "checksummed_payload_frames":
+		pred = func(d FrameRef) int64 { return boolCount(d.checksum) }
+	case "broker_entry_metadata_frames":
+		pred = func(d FrameRef) int64 { return boolCount(d.bem) }
+	case "chunk_frames":
+		pred = func(d FrameRef) int64 { return boolCount(d.chunk) }
+	case "batch_entries":
+		pred = func(d FrameRef) int64 { return int64(d.batch) }
+	default:
+		return 0, false
+	}
+	var n int64
+	for _, d := range refs {
+		n += pred(d)
+	}
+	return n, true
+}
+
+func boolCount(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // adjustFrames subtracts the destroyed frames from a frame count by type,
@@ -148,48 +160,6 @@ func adjustFrames(m map[string]any, destroyed, added []FrameRef) (any, bool) {
 		counts[d.Type] = n + 1
 	}
 	return out, true
-}
-
-// adjustAdded returns the base's count key plus what the added frames
-// (and connections) bring, and false when that cannot be known.
-func adjustAdded(key string, val any, added []FrameRef, addedConns int) (any, bool) {
-	num, ok := val.(json.Number)
-	if !ok {
-		return nil, false
-	}
-	n, err := num.Int64()
-	if err != nil {
-		return nil, false
-	}
-	count := func(pred func(FrameRef) bool) int64 {
-		var k int64
-		for _, d := range added {
-			if pred(d) {
-				k++
-			}
-		}
-		return k
-	}
-	switch key {
-	case "connections":
-		return n + int64(addedConns), true
-	case "frames_total":
-		return n + int64(len(added)), true
-	case "payload_frames":
-		return n + count(func(d FrameRef) bool { return d.payload }), true
-	case "checksummed_payload_frames":
-		return n + count(func(d FrameRef) bool { return d.checksum }), true
-	case "broker_entry_metadata_frames":
-		return n + count(func(d FrameRef) bool { return d.bem }), true
-	case "chunk_frames":
-		return n + count(func(d FrameRef) bool { return d.chunk }), true
-	case "batch_entries":
-		for _, d := range added {
-			n += int64(d.batch)
-		}
-		return n, true
-	}
-	return nil, false
 }
 
 // kv is one key of a JSON object, in order.
