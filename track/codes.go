@@ -33,6 +33,20 @@ const (
 	CodeRedirectLoop = "lookup-redirect-loop"
 	// CodeMessageIDBackwards: a producer's receipts' message ids go backwards.
 	CodeMessageIDBackwards = "message-id-backwards"
+	// CodeUnknownConsumer: MESSAGE, FLOW, ACK or REDELIVER for a
+	// consumer_id never subscribed on the connection.
+	CodeUnknownConsumer = "unknown-consumer"
+	// CodeFlowZero: FLOW granting 0 permits.
+	CodeFlowZero = "flow-zero-permits"
+	// CodeSequenceBackwards: a producer's SEND sequence_id lower than its
+	// previous SEND's on the connection.
+	CodeSequenceBackwards = "sequence-id-backwards"
+	// CodeProducerIDReused: PRODUCER with the id of a producer still open
+	// (created and not closed) on the connection.
+	CodeProducerIDReused = "producer-id-reused"
+	// CodeCumulativeAckShared: a cumulative ACK from a Shared or
+	// Key_Shared consumer, which the broker refuses.
+	CodeCumulativeAckShared = "cumulative-ack-shared"
 	// CodeStateEvicted: tracking state was dropped (cap or timeout); later
 	// pairing for it is not checked.
 	CodeStateEvicted = "state-evicted"

@@ -193,6 +193,9 @@ func (t *Tracker) onAck(c *conn, f *decode.Frame, info *Info) {
 	}
 	d := cs.del
 	cumulative := a.GetAckType() == pulsarapi.CommandAck_Cumulative
+	if cumulative && (cs.SubType == pulsarapi.CommandSubscribe_Shared.String() || cs.SubType == pulsarapi.CommandSubscribe_Key_Shared.String()) {
+		t.problem(info, CodeCumulativeAckShared, "consumer_id "+utoa(cs.ID)+" ("+cs.SubType+") acknowledges cumulatively")
+	}
 	for _, id := range a.GetMessageId() {
 		k := msgKey{id.GetLedgerId(), id.GetEntryId()}
 		if cumulative {

@@ -59,6 +59,9 @@ func (t *Tracker) dispatch(c *conn, f *decode.Frame, info *Info) {
 		if cs := t.consumer(c, cmd.GetFlow().GetConsumerId(), info); cs != nil {
 			cs.Permits += int64(cmd.GetFlow().GetMessagePermits())
 		}
+		if cmd.GetFlow().GetMessagePermits() == 0 {
+			t.problem(info, CodeFlowZero, "FLOW for consumer_id "+utoa(cmd.GetFlow().GetConsumerId())+" grants no permits")
+		}
 		return
 	case pulsarapi.BaseCommand_REDELIVER_UNACKNOWLEDGED_MESSAGES:
 		t.consumer(c, cmd.GetRedeliverUnacknowledgedMessages().GetConsumerId(), info)
@@ -117,6 +120,9 @@ func (t *Tracker) annotateEntity(c *conn, cmd *pulsarapi.BaseCommand, info *Info
 func (t *Tracker) consumer(c *conn, id uint64, info *Info) *Consumer {
 	cs := c.consumers[id]
 	info.Consumer = cs
+	if cs == nil && !c.s.Partial {
+		t.problem(info, CodeUnknownConsumer, "consumer_id "+utoa(id)+" was never subscribed on this connection")
+	}
 	return cs
 }
 
@@ -150,6 +156,9 @@ func (t *Tracker) onRequest(c *conn, f *decode.Frame, info *Info, id uint64) {
 	switch f.Type {
 	case pulsarapi.BaseCommand_PRODUCER:
 		pc := cmd.GetProducer()
+		if old := c.producers[pc.GetProducerId()]; old != nil && old.Ready && !old.Closed {
+			t.problem(info, CodeProducerIDReused, "producer_id "+utoa(old.ID)+" is still open (PRODUCER #"+itoa(int64(old.Created))+", not closed)")
+		}
 		pr := &Producer{Conn: c.s.Conn, ID: pc.GetProducerId(), Topic: pc.GetTopic(), Name: pc.GetProducerName(), Created: f.N}
 		c.producers[pr.ID] = pr
 		p.producer, info.Producer = pr, pr

@@ -131,6 +131,20 @@ func ack(id, ledger, entry uint64) wire {
 		MessageId: []*pb.MessageIdData{{LedgerId: proto.Uint64(ledger), EntryId: proto.Uint64(entry)}}}}, false}
 }
 
+// shared is subscribe with a Shared subscription.
+func shared(rid, id uint64) wire {
+	w := subscribe(rid, id)
+	w.cmd.Subscribe.SubType = pb.CommandSubscribe_Shared.Enum()
+	return w
+}
+
+// cumulative is ack, cumulative.
+func cumulative(id, ledger, entry uint64) wire {
+	w := ack(id, ledger, entry)
+	w.cmd.Ack.AckType = pb.CommandAck_Cumulative.Enum()
+	return w
+}
+
 func ping(d reassembly.Dir, at float64) wire {
 	return wire{d, at, &pb.BaseCommand{Type: typ(pb.BaseCommand_PING), Ping: &pb.CommandPing{}}, false}
 }
@@ -177,6 +191,15 @@ func TestConformance(t *testing.T) {
 			map[string]int{CodeRedirectLoop: 1}},
 		{"message-id-backwards", Options{}, with(producer(1, 0, "a"), producerOK(1), send(0, 0), send(0, 1), receipt(0, 0, 5, 9), receipt(0, 1, 5, 3)),
 			map[string]int{CodeMessageIDBackwards: 1}},
+		{"unknown-consumer", Options{}, with(flow(5, 10), subscribe(1, 0), success(1), flow(0, 10), message(0, 1, 1), ack(0, 1, 1)),
+			map[string]int{CodeUnknownConsumer: 1}},
+		{"flow-zero-permits", Options{}, with(subscribe(1, 0), success(1), flow(0, 0), flow(0, 10)), map[string]int{CodeFlowZero: 1}},
+		{"sequence-id-backwards", Options{}, with(producer(1, 0, "a"), producerOK(1), send(0, 5), send(0, 3), send(0, 3), receipt(0, 5, 1, 1), receipt(0, 3, 1, 2), receipt(0, 3, 1, 3)),
+			map[string]int{CodeSequenceBackwards: 1}},
+		{"producer-id-reused", Options{}, with(producer(1, 0, "a"), producerOK(1), producer(2, 0, "b"), producerOK(2)),
+			map[string]int{CodeProducerIDReused: 1}},
+		{"cumulative-ack-shared", Options{}, with(shared(1, 0), success(1), flow(0, 10), message(0, 1, 1), cumulative(0, 1, 1)),
+			map[string]int{CodeCumulativeAckShared: 1}},
 		{"state-evicted", Options{MaxPending: 1}, with(lookup(0, "a"), lookup(1, "b"), lookupResp(1, 1, "pulsar://x:6650")),
 			map[string]int{CodeStateEvicted: 1}},
 	}

@@ -142,6 +142,9 @@ type Producer struct {
 
 	lastLedger, lastEntry uint64
 	hasLast               bool
+	// lastSeq is the sequence_id of its last SEND (hasSeq).
+	lastSeq uint64
+	hasSeq  bool
 }
 
 // Consumer is a consumer as the tracker knows it.

@@ -35,6 +35,13 @@ func (t *Tracker) onSend(c *conn, f *decode.Frame, info *Info) {
 	case !pr.Ready:
 		t.problem(info, CodeProducerNotReady, "producer_id "+utoa(s.GetProducerId())+" has no PRODUCER_SUCCESS yet (PRODUCER #"+itoa(int64(pr.Created))+")")
 	}
+	if pr != nil {
+		seq := s.GetSequenceId()
+		if pr.hasSeq && seq < pr.lastSeq {
+			t.problem(info, CodeSequenceBackwards, "producer_id "+utoa(pr.ID)+" sends sequence_id "+utoa(seq)+" after "+utoa(pr.lastSeq))
+		}
+		pr.lastSeq, pr.hasSeq = seq, true
+	}
 	if len(c.earlySends) > 0 {
 		if e := t.takeEarly(c, info, f, sendKey{s.GetProducerId(), s.GetSequenceId()}, true); e != nil {
 			t.release(e)
