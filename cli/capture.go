@@ -239,7 +239,7 @@ func runCapture(ctx context.Context, e *env, o *captureOptions) error {
 		if report, err = newLiveStatsReport(e, ro, &pc); err != nil {
 			return err
 		}
-		tr = track.New(report.sink, track.Options{MaxPending: pc.maxPending, RequestTimeout: liveRequestTimeout})
+		tr = track.New(report.sink, track.Options{MaxPending: pc.maxPending, KeepAlive: pc.keepAlive, RequestTimeout: liveRequestTimeout})
 	default:
 		if out, err = newOutput(e, ro, &pc); err != nil {
 			return err
@@ -249,7 +249,7 @@ func runCapture(ctx context.Context, e *env, o *captureOptions) error {
 			flusher = &liveFlusher{next: sink, flush: out.flush}
 			sink = flusher
 		}
-		tr = track.New(sink, track.Options{MaxPending: pc.maxPending, RequestTimeout: liveRequestTimeout})
+		tr = track.New(sink, track.Options{MaxPending: pc.maxPending, KeepAlive: pc.keepAlive, RequestTimeout: liveRequestTimeout})
 	}
 
 	// The kernel filter: the Pulsar ports (and TLS port), or all of TCP

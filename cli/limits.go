@@ -2,6 +2,7 @@ package cli
 
 import (
 	"github.com/spf13/pflag"
+	"time"
 
 	"github.com/pulsarscope/pulsarscope/reassembly"
 	"github.com/pulsarscope/pulsarscope/track"
@@ -17,6 +18,7 @@ type limitOptions struct {
 	maxConns         int
 	maxPending       int
 	maxRepeated      int
+	keepAlive        time.Duration
 }
 
 func addLimitFlags(f *pflag.FlagSet, o *limitOptions) {
@@ -24,6 +26,7 @@ func addLimitFlags(f *pflag.FlagSet, o *limitOptions) {
 	f.StringVar(&o.reassemblyMemory, "reassembly-memory", "64MiB", "out-of-order TCP data buffered over all connections (same effect as --reassembly-buffer)")
 	f.IntVar(&o.maxConns, "max-conns", reassembly.DefaultMaxConns, "connection table size; beyond it the least recently active connections are closed with a close event \"evicted\"")
 	f.IntVar(&o.maxPending, "max-pending", track.DefaultMaxPending, "requests and SENDs tracked in flight per connection; beyond it the oldest is dropped with a state-evicted problem")
+	f.DurationVar(&o.keepAlive, "keepalive-timeout", track.DefaultKeepAlive, "a PING without PONG for this long is a ping-unanswered problem (the broker's default keep-alive: it closes the connection then)")
 	f.IntVar(&o.maxRepeated, "max-repeated", 0, "elements of repeated fields (message ids, properties) decoded in one command or metadata; a message with more is not decoded, with a too-many-elements problem (0: as many as a frame up to --max-frame-size can hold, so every legal frame decodes; an element takes up to ~100 bytes of memory)")
 }
 
@@ -46,6 +49,10 @@ func (o *limitOptions) apply(pc *pipelineConfig) error {
 	if o.maxConns < 0 || o.maxPending < 0 || o.maxRepeated < 0 {
 		return usageErr("--max-conns, --max-pending and --max-repeated must be positive")
 	}
+	if o.keepAlive < 0 {
+		return usageErr("--keepalive-timeout must be positive")
+	}
+	pc.keepAlive = o.keepAlive
 	pc.decode.MaxRepeated = o.maxRepeated
 	pc.assemble.MaxConns = o.maxConns
 	pc.maxPending = o.maxPending

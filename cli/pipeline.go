@@ -27,6 +27,8 @@ type pipelineConfig struct {
 	idle *idleTicker
 	// maxPending is track.Options.MaxPending (--max-pending; 0: default).
 	maxPending int
+	// keepAlive is track.Options.KeepAlive (--keepalive-timeout; 0: default).
+	keepAlive time.Duration
 	// sourceDone, when set ('stats'), is called by runFile with each input
 	// read to its end, before it is closed (for its capture counters,
 	// capture.Source.InterfaceStats); name is the input as given.

@@ -82,6 +82,9 @@ func runTracked(ctx context.Context, e *env, files []string, pc pipelineConfig, 
 	if opts.MaxPending == 0 {
 		opts.MaxPending = pc.maxPending
 	}
+	if opts.KeepAlive == 0 {
+		opts.KeepAlive = pc.keepAlive
+	}
 	if !twoPass {
 		pc.progress.setRun(1, 1, len(files), "")
 		tr := track.New(sink, opts)

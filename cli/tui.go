@@ -154,7 +154,7 @@ func runCaptureTUI(ctx context.Context, e *env, iface string, live *capture.Live
 	src := &liveTUISource{name: iface, live: live, raw: raw, pc: pc}
 	err := tui.Run(ctx, src, tui.Options{
 		Decode:      pc.decode,
-		Track:       track.Options{RequestTimeout: liveRequestTimeout, MaxPending: pc.maxPending},
+		Track:       track.Options{RequestTimeout: liveRequestTimeout, MaxPending: pc.maxPending, KeepAlive: pc.keepAlive},
 		ShowSecrets: showSecrets,
 		NoColor:     e.getenv("NO_COLOR") != "",
 	})

@@ -180,7 +180,13 @@ func TestConformance(t *testing.T) {
 			map[string]int{CodeCommandTooNew: 2}},
 		{"before-connected", Options{}, []wire{connect(20), lookup(0, "a"), connected(20, 0), lookupResp(0, 1, "pulsar://x:6650")},
 			map[string]int{CodeBeforeConnected: 1}},
-		{"ping-unanswered", Options{}, with(ping(s2c, 1), at(lookup(0, "a"), 40), at(lookupResp(0, 1, "pulsar://x:6650"), 40)),
+		{"ping-unanswered", Options{}, with(ping(s2c, 1), at(lookup(0, "a"), 70), at(lookupResp(0, 1, "pulsar://x:6650"), 70)),
+			map[string]int{CodePingUnanswered: 1}},
+		// The broker's default keep-alive is 60 s: 39 s without a PONG is
+		// no problem by default, one with a 30 s keep-alive.
+		{"ping within the default keep-alive", Options{}, with(ping(s2c, 1), at(lookup(0, "a"), 40), at(lookupResp(0, 1, "pulsar://x:6650"), 40)),
+			map[string]int{}},
+		{"ping-unanswered, keep-alive 30 s", Options{KeepAlive: 30 * time.Second}, with(ping(s2c, 1), at(lookup(0, "a"), 40), at(lookupResp(0, 1, "pulsar://x:6650"), 40)),
 			map[string]int{CodePingUnanswered: 1}},
 		{"frame-over-max-size", Options{}, []wire{connect(20), connected(20, 10), producer(1, 0, strings.Repeat("t", 11000)), producerOK(1)},
 			map[string]int{CodeFrameOverMaxSize: 1}},

@@ -4,8 +4,11 @@ import "time"
 
 // Defaults used when Options leaves a field zero.
 const (
-	// DefaultKeepAlive is the broker's default keepAliveIntervalSeconds.
-	DefaultKeepAlive = 30 * time.Second
+	// DefaultKeepAlive is how long a PING may wait for its PONG: the
+	// broker's default keep-alive timeout (it closes a connection whose
+	// PING stays unanswered; keepAliveIntervalSeconds 30, checked at the
+	// next interval, so at most 60 s).
+	DefaultKeepAlive = 60 * time.Second
 	// DefaultMaxPending bounds the requests in flight tracked per connection.
 	DefaultMaxPending = 10000
 	// DefaultMaxDelivered bounds the delivered message ids remembered per
