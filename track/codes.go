@@ -44,6 +44,9 @@ const (
 	// CodeProducerIDReused: PRODUCER with the id of a producer still open
 	// (created and not closed) on the connection.
 	CodeProducerIDReused = "producer-id-reused"
+	// CodeConsumerIDReused: SUBSCRIBE with the id of a consumer still
+	// open (subscribed and not closed) on the connection.
+	CodeConsumerIDReused = "consumer-id-reused"
 	// CodeCumulativeAckShared: a cumulative ACK from a Shared or
 	// Key_Shared consumer, which the broker refuses.
 	CodeCumulativeAckShared = "cumulative-ack-shared"

@@ -163,6 +163,9 @@ func (t *Tracker) onRequest(c *conn, f *decode.Frame, info *Info, id uint64) {
 		c.producers[pr.ID] = pr
 		p.producer, info.Producer = pr, pr
 	case pulsarapi.BaseCommand_SUBSCRIBE:
+		if old := c.consumers[cmd.GetSubscribe().GetConsumerId()]; old != nil && old.subscribed && !old.Closed {
+			t.problem(info, CodeConsumerIDReused, "consumer_id "+utoa(old.ID)+" is still open (SUBSCRIBE #"+itoa(int64(old.Created))+", not closed)")
+		}
 		p.consumer = t.subscribe(c, f)
 		info.Consumer = p.consumer
 	case pulsarapi.BaseCommand_CLOSE_PRODUCER:
@@ -246,6 +249,9 @@ func (t *Tracker) onResponse(c *conn, f *decode.Frame, info *Info, id uint64, ok
 		}
 		if (req.typ == pulsarapi.BaseCommand_CLOSE_CONSUMER || req.typ == pulsarapi.BaseCommand_UNSUBSCRIBE) && req.consumer != nil {
 			req.consumer.Closed = true
+		}
+		if req.typ == pulsarapi.BaseCommand_SUBSCRIBE && req.consumer != nil {
+			req.consumer.subscribed = true
 		}
 	case pulsarapi.BaseCommand_LOOKUP_RESPONSE:
 		t.onLookupResponse(c, f, info, req)

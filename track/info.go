@@ -161,4 +161,6 @@ type Consumer struct {
 	Permits int64
 
 	del *deliveries
+	// subscribed: its SUBSCRIBE was answered with SUCCESS.
+	subscribed bool
 }
