@@ -19,6 +19,10 @@ const (
 	CodeAckNotDelivered = "ack-not-delivered"
 	// CodeCommandTooNew: a command newer than the negotiated protocol version.
 	CodeCommandTooNew = "command-too-new"
+	// CodeFeatureTooNew: a field or feature used below the negotiated
+	// protocol version that introduced it, or without the feature flag
+	// CONNECT must announce for it.
+	CodeFeatureTooNew = "feature-too-new"
 	// CodeBeforeConnected: a command before the handshake completed.
 	CodeBeforeConnected = "before-connected"
 	// CodePingUnanswered: a PING without PONG within the keep-alive timeout.

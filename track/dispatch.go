@@ -130,6 +130,8 @@ func (t *Tracker) onConnect(c *conn, f *decode.Frame) {
 	cc := f.Command.GetConnect()
 	c.s.ClientVersion = cc.GetClientVersion()
 	c.s.ClientProtocol = cc.GetProtocolVersion()
+	c.s.TopicWatchers = cc.GetFeatureFlags().GetSupportsTopicWatchers()
+	c.s.connectSeen = true
 	t.release(c.connect) // a second CONNECT replaces the first
 	c.connect = t.newPending(f, 0)
 }

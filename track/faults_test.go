@@ -21,6 +21,7 @@ type wire struct {
 	at      float64
 	cmd     *pb.BaseCommand
 	payload bool
+	bem     bool // the payload starts with BrokerEntryMetadata (0x0e02)
 }
 
 const c2s, s2c = reassembly.ClientToServer, reassembly.ServerToClient
@@ -38,6 +39,11 @@ func encode(t testing.TB, w wire) []byte {
 		body = append(append(body, md...), "hello"...)
 		tail = append([]byte{0x0e, 0x01}, binary.BigEndian.AppendUint32(nil, decode.CRC32C(body))...)
 		tail = append(tail, body...)
+		if w.bem {
+			b, _ := proto.Marshal(&pb.BrokerEntryMetadata{Index: proto.Uint64(7)})
+			bem := append([]byte{0x0e, 0x02}, binary.BigEndian.AppendUint32(nil, uint32(len(b)))...)
+			tail = append(append(bem, b...), tail...)
+		}
 	}
 	out := binary.BigEndian.AppendUint32(nil, uint32(4+len(cmd)+len(tail)))
 	out = binary.BigEndian.AppendUint32(out, uint32(len(cmd)))
@@ -71,7 +77,7 @@ func play(t testing.TB, opts Options, frames []wire) *collector {
 func typ(t pb.BaseCommand_Type) *pb.BaseCommand_Type { return &t }
 
 func connect(v int32) wire {
-	return wire{c2s, 0, &pb.BaseCommand{Type: typ(pb.BaseCommand_CONNECT), Connect: &pb.CommandConnect{ClientVersion: proto.String("t"), ProtocolVersion: proto.Int32(v)}}, false}
+	return wire{c2s, 0, &pb.BaseCommand{Type: typ(pb.BaseCommand_CONNECT), Connect: &pb.CommandConnect{ClientVersion: proto.String("t"), ProtocolVersion: proto.Int32(v)}}, false, false}
 }
 
 func connected(v int32, max int32) wire {
@@ -79,56 +85,56 @@ func connected(v int32, max int32) wire {
 	if max > 0 {
 		c.MaxMessageSize = proto.Int32(max)
 	}
-	return wire{s2c, 0.001, &pb.BaseCommand{Type: typ(pb.BaseCommand_CONNECTED), Connected: c}, false}
+	return wire{s2c, 0.001, &pb.BaseCommand{Type: typ(pb.BaseCommand_CONNECTED), Connected: c}, false, false}
 }
 
 func lookup(rid uint64, topic string) wire {
-	return wire{c2s, 0.01, &pb.BaseCommand{Type: typ(pb.BaseCommand_LOOKUP), LookupTopic: &pb.CommandLookupTopic{Topic: proto.String(topic), RequestId: proto.Uint64(rid)}}, false}
+	return wire{c2s, 0.01, &pb.BaseCommand{Type: typ(pb.BaseCommand_LOOKUP), LookupTopic: &pb.CommandLookupTopic{Topic: proto.String(topic), RequestId: proto.Uint64(rid)}}, false, false}
 }
 
 func lookupResp(rid uint64, r pb.CommandLookupTopicResponse_LookupType, url string) wire {
 	return wire{s2c, 0.02, &pb.BaseCommand{Type: typ(pb.BaseCommand_LOOKUP_RESPONSE), LookupTopicResponse: &pb.CommandLookupTopicResponse{
-		RequestId: proto.Uint64(rid), Response: r.Enum(), BrokerServiceUrl: proto.String(url)}}, false}
+		RequestId: proto.Uint64(rid), Response: r.Enum(), BrokerServiceUrl: proto.String(url)}}, false, false}
 }
 
 func producer(rid, id uint64, topic string) wire {
-	return wire{c2s, 0.03, &pb.BaseCommand{Type: typ(pb.BaseCommand_PRODUCER), Producer: &pb.CommandProducer{Topic: proto.String(topic), ProducerId: proto.Uint64(id), RequestId: proto.Uint64(rid)}}, false}
+	return wire{c2s, 0.03, &pb.BaseCommand{Type: typ(pb.BaseCommand_PRODUCER), Producer: &pb.CommandProducer{Topic: proto.String(topic), ProducerId: proto.Uint64(id), RequestId: proto.Uint64(rid)}}, false, false}
 }
 
 func producerOK(rid uint64) wire {
-	return wire{s2c, 0.04, &pb.BaseCommand{Type: typ(pb.BaseCommand_PRODUCER_SUCCESS), ProducerSuccess: &pb.CommandProducerSuccess{RequestId: proto.Uint64(rid), ProducerName: proto.String("p")}}, false}
+	return wire{s2c, 0.04, &pb.BaseCommand{Type: typ(pb.BaseCommand_PRODUCER_SUCCESS), ProducerSuccess: &pb.CommandProducerSuccess{RequestId: proto.Uint64(rid), ProducerName: proto.String("p")}}, false, false}
 }
 
 func send(id, seq uint64) wire {
-	return wire{c2s, 0.05, &pb.BaseCommand{Type: typ(pb.BaseCommand_SEND), Send: &pb.CommandSend{ProducerId: proto.Uint64(id), SequenceId: proto.Uint64(seq)}}, true}
+	return wire{c2s, 0.05, &pb.BaseCommand{Type: typ(pb.BaseCommand_SEND), Send: &pb.CommandSend{ProducerId: proto.Uint64(id), SequenceId: proto.Uint64(seq)}}, true, false}
 }
 
 func receipt(id, seq, ledger, entry uint64) wire {
 	return wire{s2c, 0.06, &pb.BaseCommand{Type: typ(pb.BaseCommand_SEND_RECEIPT), SendReceipt: &pb.CommandSendReceipt{ProducerId: proto.Uint64(id), SequenceId: proto.Uint64(seq),
-		MessageId: &pb.MessageIdData{LedgerId: proto.Uint64(ledger), EntryId: proto.Uint64(entry)}}}, false}
+		MessageId: &pb.MessageIdData{LedgerId: proto.Uint64(ledger), EntryId: proto.Uint64(entry)}}}, false, false}
 }
 
 func subscribe(rid, id uint64) wire {
 	return wire{c2s, 0.03, &pb.BaseCommand{Type: typ(pb.BaseCommand_SUBSCRIBE), Subscribe: &pb.CommandSubscribe{Topic: proto.String("t"), Subscription: proto.String("s"),
-		SubType: pb.CommandSubscribe_Exclusive.Enum(), ConsumerId: proto.Uint64(id), RequestId: proto.Uint64(rid), ConsumerName: proto.String("c")}}, false}
+		SubType: pb.CommandSubscribe_Exclusive.Enum(), ConsumerId: proto.Uint64(id), RequestId: proto.Uint64(rid), ConsumerName: proto.String("c")}}, false, false}
 }
 
 func success(rid uint64) wire {
-	return wire{s2c, 0.04, &pb.BaseCommand{Type: typ(pb.BaseCommand_SUCCESS), Success: &pb.CommandSuccess{RequestId: proto.Uint64(rid)}}, false}
+	return wire{s2c, 0.04, &pb.BaseCommand{Type: typ(pb.BaseCommand_SUCCESS), Success: &pb.CommandSuccess{RequestId: proto.Uint64(rid)}}, false, false}
 }
 
 func flow(id uint64, n uint32) wire {
-	return wire{c2s, 0.05, &pb.BaseCommand{Type: typ(pb.BaseCommand_FLOW), Flow: &pb.CommandFlow{ConsumerId: proto.Uint64(id), MessagePermits: proto.Uint32(n)}}, false}
+	return wire{c2s, 0.05, &pb.BaseCommand{Type: typ(pb.BaseCommand_FLOW), Flow: &pb.CommandFlow{ConsumerId: proto.Uint64(id), MessagePermits: proto.Uint32(n)}}, false, false}
 }
 
 func message(id, ledger, entry uint64) wire {
 	return wire{s2c, 0.06, &pb.BaseCommand{Type: typ(pb.BaseCommand_MESSAGE), Message: &pb.CommandMessage{ConsumerId: proto.Uint64(id),
-		MessageId: &pb.MessageIdData{LedgerId: proto.Uint64(ledger), EntryId: proto.Uint64(entry)}}}, true}
+		MessageId: &pb.MessageIdData{LedgerId: proto.Uint64(ledger), EntryId: proto.Uint64(entry)}}}, true, false}
 }
 
 func ack(id, ledger, entry uint64) wire {
 	return wire{c2s, 0.07, &pb.BaseCommand{Type: typ(pb.BaseCommand_ACK), Ack: &pb.CommandAck{ConsumerId: proto.Uint64(id), AckType: pb.CommandAck_Individual.Enum(),
-		MessageId: []*pb.MessageIdData{{LedgerId: proto.Uint64(ledger), EntryId: proto.Uint64(entry)}}}}, false}
+		MessageId: []*pb.MessageIdData{{LedgerId: proto.Uint64(ledger), EntryId: proto.Uint64(entry)}}}}, false, false}
 }
 
 // shared is subscribe with a Shared subscription.
@@ -145,8 +151,42 @@ func cumulative(id, ledger, entry uint64) wire {
 	return w
 }
 
+// withBEM is w with broker entry metadata before its payload.
+func withBEM(w wire) wire { w.bem = true; return w }
+
+// keyShared is subscribe with a Key_Shared subscription.
+func keyShared(rid, id uint64) wire {
+	w := subscribe(rid, id)
+	w.cmd.Subscribe.SubType = pb.CommandSubscribe_Key_Shared.Enum()
+	return w
+}
+
+// ackWithReceipt is ack asking for a receipt (request_id).
+func ackWithReceipt(id, ledger, entry, rid uint64) wire {
+	w := ack(id, ledger, entry)
+	w.cmd.Ack.RequestId = proto.Uint64(rid)
+	return w
+}
+
+// watcherConnect is connect(20) announcing supports_topic_watchers.
+func watcherConnect() wire {
+	w := connect(20)
+	w.cmd.Connect.FeatureFlags = &pb.FeatureFlags{SupportsTopicWatchers: proto.Bool(true)}
+	return w
+}
+
+func watchTopics(rid uint64) wire {
+	return wire{c2s, 0.02, &pb.BaseCommand{Type: typ(pb.BaseCommand_WATCH_TOPIC_LIST), WatchTopicList: &pb.CommandWatchTopicList{RequestId: proto.Uint64(rid),
+		WatcherId: proto.Uint64(1), Namespace: proto.String("public/default"), TopicsPattern: proto.String(".*")}}, false, false}
+}
+
+func watchOK(rid uint64) wire {
+	return wire{s2c, 0.03, &pb.BaseCommand{Type: typ(pb.BaseCommand_WATCH_TOPIC_LIST_SUCCESS), WatchTopicListSuccess: &pb.CommandWatchTopicListSuccess{RequestId: proto.Uint64(rid),
+		WatcherId: proto.Uint64(1), TopicsHash: proto.String("h")}}, false, false}
+}
+
 func ping(d reassembly.Dir, at float64) wire {
-	return wire{d, at, &pb.BaseCommand{Type: typ(pb.BaseCommand_PING), Ping: &pb.CommandPing{}}, false}
+	return wire{d, at, &pb.BaseCommand{Type: typ(pb.BaseCommand_PING), Ping: &pb.CommandPing{}}, false, false}
 }
 
 func at(w wire, s float64) wire { w.at = s; return w }
@@ -207,8 +247,20 @@ func TestConformance(t *testing.T) {
 		{"consumer-id-reused", Options{}, with(subscribe(1, 0), success(1), subscribe(2, 0), success(2)),
 			map[string]int{CodeConsumerIDReused: 1}},
 		{"consumer id again after its close", Options{}, with(subscribe(1, 0), success(1),
-			wire{s2c, 0.05, &pb.BaseCommand{Type: typ(pb.BaseCommand_CLOSE_CONSUMER), CloseConsumer: &pb.CommandCloseConsumer{ConsumerId: proto.Uint64(0), RequestId: proto.Uint64(9)}}, false},
+			wire{s2c, 0.05, &pb.BaseCommand{Type: typ(pb.BaseCommand_CLOSE_CONSUMER), CloseConsumer: &pb.CommandCloseConsumer{ConsumerId: proto.Uint64(0), RequestId: proto.Uint64(9)}}, false, false},
 			subscribe(2, 0), success(2)),
+			map[string]int{}},
+		{"feature-too-new: broker entry metadata at v17", Options{}, []wire{connect(17), connected(17, 0), subscribe(1, 0), success(1), flow(0, 10), withBEM(message(0, 1, 1))},
+			map[string]int{CodeFeatureTooNew: 1}},
+		{"broker entry metadata at v18", Options{}, []wire{connect(18), connected(18, 0), subscribe(1, 0), success(1), flow(0, 10), withBEM(message(0, 1, 1))},
+			map[string]int{}},
+		{"feature-too-new: Key_Shared at v13", Options{}, []wire{connect(13), connected(13, 0), keyShared(1, 0), success(1)},
+			map[string]int{CodeFeatureTooNew: 1}},
+		{"feature-too-new: ack receipt at v16", Options{}, []wire{connect(16), connected(16, 0), subscribe(1, 0), success(1), flow(0, 10), message(0, 1, 1), ackWithReceipt(0, 1, 1, 5), success(5)},
+			map[string]int{CodeFeatureTooNew: 1}},
+		{"feature-too-new: topic watch without the flag", Options{}, with(watchTopics(3), watchOK(3)),
+			map[string]int{CodeFeatureTooNew: 1}},
+		{"topic watch with the flag", Options{}, []wire{watcherConnect(), connected(20, 0), watchTopics(3), watchOK(3)},
 			map[string]int{}},
 		{"cumulative-ack-shared", Options{}, with(shared(1, 0), success(1), flow(0, 10), message(0, 1, 1), cumulative(0, 1, 1)),
 			map[string]int{CodeCumulativeAckShared: 1}},

@@ -116,6 +116,10 @@ type Session struct {
 	// (no handshake, or bytes lost or skipped): pairing problems are not
 	// reported on it.
 	Partial bool
+	// TopicWatchers is CONNECT's feature flag supports_topic_watchers
+	// (connectSeen: CONNECT was captured).
+	TopicWatchers bool
+	connectSeen   bool
 }
 
 // Negotiated returns the protocol version both sides speak, -1 if unknown.

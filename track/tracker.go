@@ -162,6 +162,31 @@ func (t *Tracker) link(info *Info, req *pending, f *decode.Frame) {
 	}
 }
 
+// checkFeatures reports fields used below the negotiated protocol version
+// v that introduced them (the ProtocolVersion comments of PulsarApi.proto):
+// broker entry metadata (v18), Key_Shared subscriptions (v14), ACK
+// request_id for ack receipts (v17).
+func (t *Tracker) checkFeatures(f *decode.Frame, info *Info, v int32) {
+	need := func(what string, version int32) {
+		if v < version {
+			t.problem(info, CodeFeatureTooNew, what+" needs protocol v"+itoa(int64(version))+", negotiated v"+itoa(int64(v)))
+		}
+	}
+	if f.BrokerEntryMetadata != nil {
+		need("broker entry metadata", 18)
+	}
+	switch f.Type {
+	case pulsarapi.BaseCommand_SUBSCRIBE:
+		if f.Command.GetSubscribe().GetSubType() == pulsarapi.CommandSubscribe_Key_Shared {
+			need("a Key_Shared subscription", 14)
+		}
+	case pulsarapi.BaseCommand_ACK:
+		if a := f.Command.GetAck(); a != nil && a.RequestId != nil {
+			need("ACK request_id (ack receipts)", 17)
+		}
+	}
+}
+
 // checkSession applies the per-connection rules that hold for any frame.
 func (t *Tracker) checkSession(c *conn, f *decode.Frame, info *Info) {
 	s := &c.s
@@ -176,6 +201,10 @@ func (t *Tracker) checkSession(c *conn, f *decode.Frame, info *Info) {
 			(f.Type == pulsarapi.BaseCommand_CLOSE_PRODUCER || f.Type == pulsarapi.BaseCommand_CLOSE_CONSUMER) {
 			t.problem(info, CodeCommandTooNew, "broker-initiated "+f.Type.String()+" needs protocol v5, negotiated v"+itoa(int64(v)))
 		}
+		t.checkFeatures(f, info, v)
+	}
+	if f.Type == pulsarapi.BaseCommand_WATCH_TOPIC_LIST && f.Dir == reassembly.ClientToServer && s.connectSeen && !s.TopicWatchers {
+		t.problem(info, CodeFeatureTooNew, "WATCH_TOPIC_LIST without supports_topic_watchers in CONNECT's feature flags")
 	}
 	if s.MaxMessageSize > 0 && f.Size > s.MaxMessageSize+decode.FramePadding {
 		t.problem(info, CodeFrameOverMaxSize, "frame of "+itoa(int64(f.Size))+" bytes > max_message_size "+
