@@ -35,6 +35,9 @@ const (
 	CodeErrorResponse = "error-response"
 	// CodeRedirectLoop: a LOOKUP redirect chain revisits a broker or is too long.
 	CodeRedirectLoop = "lookup-redirect-loop"
+	// CodeLookupAuthoritative: the LOOKUP following a redirect does not
+	// carry the redirect's authoritative flag.
+	CodeLookupAuthoritative = "lookup-authoritative-mismatch"
 	// CodeMessageIDBackwards: a producer's receipts' message ids go backwards.
 	CodeMessageIDBackwards = "message-id-backwards"
 	// CodeUnknownConsumer: MESSAGE, FLOW, ACK or REDELIVER for a

@@ -151,6 +151,17 @@ func cumulative(id, ledger, entry uint64) wire {
 	return w
 }
 
+// authoritative sets the authoritative flag of a LOOKUP or LOOKUP_RESPONSE.
+func authoritative(w wire, a bool) wire {
+	if l := w.cmd.LookupTopic; l != nil {
+		l.Authoritative = proto.Bool(a)
+	}
+	if r := w.cmd.LookupTopicResponse; r != nil {
+		r.Authoritative = proto.Bool(a)
+	}
+	return w
+}
+
 // withBEM is w with broker entry metadata before its payload.
 func withBEM(w wire) wire { w.bem = true; return w }
 
@@ -261,6 +272,12 @@ func TestConformance(t *testing.T) {
 		{"feature-too-new: topic watch without the flag", Options{}, with(watchTopics(3), watchOK(3)),
 			map[string]int{CodeFeatureTooNew: 1}},
 		{"topic watch with the flag", Options{}, []wire{watcherConnect(), connected(20, 0), watchTopics(3), watchOK(3)},
+			map[string]int{}},
+		{"lookup-authoritative-mismatch", Options{}, with(lookup(0, "a"), authoritative(lookupResp(0, pb.CommandLookupTopicResponse_Redirect, "pulsar://10.0.0.9:6650"), true),
+			authoritative(lookup(1, "a"), false), lookupResp(1, pb.CommandLookupTopicResponse_Connect, "pulsar://10.0.0.9:6650")),
+			map[string]int{CodeLookupAuthoritative: 1}},
+		{"lookup following its redirect's authoritative flag", Options{}, with(lookup(0, "a"), authoritative(lookupResp(0, pb.CommandLookupTopicResponse_Redirect, "pulsar://10.0.0.9:6650"), true),
+			authoritative(lookup(1, "a"), true), lookupResp(1, pb.CommandLookupTopicResponse_Connect, "pulsar://10.0.0.9:6650")),
 			map[string]int{}},
 		{"cumulative-ack-shared", Options{}, with(shared(1, 0), success(1), flow(0, 10), message(0, 1, 1), cumulative(0, 1, 1)),
 			map[string]int{CodeCumulativeAckShared: 1}},

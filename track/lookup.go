@@ -17,6 +17,9 @@ type chain struct {
 	visited []string
 	last    Link
 	pending bool // a redirect was answered and not yet followed
+	// authoritative is the last redirect's authoritative flag, which the
+	// LOOKUP following it must repeat.
+	authoritative bool
 }
 
 // onLookup links a LOOKUP to the redirect that caused it.
@@ -30,6 +33,16 @@ func (t *Tracker) onLookup(c *conn, f *decode.Frame, info *Info, p *pending) {
 	}
 	ch.pending = false
 	info.Redirect = &ch.last
+	if got := f.Command.GetLookupTopic().GetAuthoritative(); got != ch.authoritative {
+		t.problem(info, CodeLookupAuthoritative, "LOOKUP of "+p.topic+" after a redirect with authoritative="+boolText(ch.authoritative)+" sets authoritative="+boolText(got))
+	}
+}
+
+func boolText(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
 }
 
 // onLookupResponse extends or ends the topic's redirect chain.
@@ -68,6 +81,7 @@ func (t *Tracker) onLookupResponse(c *conn, f *decode.Frame, info *Info, req *pe
 	ch.visited = append(ch.visited, target)
 	ch.last = Link{N: f.N, Type: f.Type, Latency: max(f.Time.Sub(req.t), 0)}
 	ch.pending = true
+	ch.authoritative = r.GetAuthoritative()
 }
 
 // hostPort strips the scheme and path of a pulsar:// or pulsar+ssl:// URL.
