@@ -57,6 +57,14 @@ const (
 	// CodeCumulativeAckShared: a cumulative ACK from a Shared or
 	// Key_Shared consumer, which the broker refuses.
 	CodeCumulativeAckShared = "cumulative-ack-shared"
+	// CodeChunkOrder: a producer's chunks of a message not in order from 0.
+	CodeChunkOrder = "chunk-out-of-order"
+	// CodeChunkIncomplete: a chunked message whose last chunk was never
+	// sent before the connection ended.
+	CodeChunkIncomplete = "chunk-incomplete"
+	// CodeChunkedBatch: a chunk that is also a batch (chunking and batching
+	// exclude each other).
+	CodeChunkedBatch = "chunk-in-batch"
 	// CodeStateEvicted: tracking state was dropped (cap or timeout); later
 	// pairing for it is not checked.
 	CodeStateEvicted = "state-evicted"

@@ -422,6 +422,24 @@ func (t *Tracker) closeConn(c *conn, ts time.Time) {
 				" "+utoa(p.id)+" matches no request")
 		}
 	}
+	if !c.s.Partial {
+		type left struct {
+			uuid string
+			pr   *Producer
+			st   *chunkState
+		}
+		var ls []left
+		for _, pr := range c.producers {
+			for uuid, st := range pr.chunks {
+				ls = append(ls, left{uuid, pr, st})
+			}
+		}
+		sort.Slice(ls, func(i, j int) bool { return ls[i].st.first < ls[j].st.first })
+		for _, l := range ls {
+			t.finding(c, reassembly.ClientToServer, ts, l.st.first, pulsarapi.BaseCommand_SEND, CodeChunkIncomplete,
+				"message "+l.uuid+" of producer_id "+utoa(l.pr.ID)+": "+itoa(int64(l.st.next))+" of "+itoa(int64(l.st.total))+" chunks sent")
+		}
+	}
 	for d := range c.pings {
 		for _, p := range c.pings[d] {
 			if ts.Sub(p.t) > t.opts.KeepAlive {

@@ -21,7 +21,8 @@ type wire struct {
 	at      float64
 	cmd     *pb.BaseCommand
 	payload bool
-	bem     bool // the payload starts with BrokerEntryMetadata (0x0e02)
+	bem     bool                // the payload starts with BrokerEntryMetadata (0x0e02)
+	md      *pb.MessageMetadata // the payload's metadata (nil: a plain one)
 }
 
 const c2s, s2c = reassembly.ClientToServer, reassembly.ServerToClient
@@ -34,7 +35,11 @@ func encode(t testing.TB, w wire) []byte {
 	}
 	var tail []byte
 	if w.payload {
-		md, _ := proto.Marshal(&pb.MessageMetadata{ProducerName: proto.String("p"), SequenceId: proto.Uint64(0), PublishTime: proto.Uint64(1)})
+		m := w.md
+		if m == nil {
+			m = &pb.MessageMetadata{ProducerName: proto.String("p"), SequenceId: proto.Uint64(0), PublishTime: proto.Uint64(1)}
+		}
+		md, _ := proto.Marshal(m)
 		body := binary.BigEndian.AppendUint32(nil, uint32(len(md)))
 		body = append(append(body, md...), "hello"...)
 		tail = append([]byte{0x0e, 0x01}, binary.BigEndian.AppendUint32(nil, decode.CRC32C(body))...)
@@ -77,7 +82,7 @@ func play(t testing.TB, opts Options, frames []wire) *collector {
 func typ(t pb.BaseCommand_Type) *pb.BaseCommand_Type { return &t }
 
 func connect(v int32) wire {
-	return wire{c2s, 0, &pb.BaseCommand{Type: typ(pb.BaseCommand_CONNECT), Connect: &pb.CommandConnect{ClientVersion: proto.String("t"), ProtocolVersion: proto.Int32(v)}}, false, false}
+	return wire{c2s, 0, &pb.BaseCommand{Type: typ(pb.BaseCommand_CONNECT), Connect: &pb.CommandConnect{ClientVersion: proto.String("t"), ProtocolVersion: proto.Int32(v)}}, false, false, nil}
 }
 
 func connected(v int32, max int32) wire {
@@ -85,56 +90,56 @@ func connected(v int32, max int32) wire {
 	if max > 0 {
 		c.MaxMessageSize = proto.Int32(max)
 	}
-	return wire{s2c, 0.001, &pb.BaseCommand{Type: typ(pb.BaseCommand_CONNECTED), Connected: c}, false, false}
+	return wire{s2c, 0.001, &pb.BaseCommand{Type: typ(pb.BaseCommand_CONNECTED), Connected: c}, false, false, nil}
 }
 
 func lookup(rid uint64, topic string) wire {
-	return wire{c2s, 0.01, &pb.BaseCommand{Type: typ(pb.BaseCommand_LOOKUP), LookupTopic: &pb.CommandLookupTopic{Topic: proto.String(topic), RequestId: proto.Uint64(rid)}}, false, false}
+	return wire{c2s, 0.01, &pb.BaseCommand{Type: typ(pb.BaseCommand_LOOKUP), LookupTopic: &pb.CommandLookupTopic{Topic: proto.String(topic), RequestId: proto.Uint64(rid)}}, false, false, nil}
 }
 
 func lookupResp(rid uint64, r pb.CommandLookupTopicResponse_LookupType, url string) wire {
 	return wire{s2c, 0.02, &pb.BaseCommand{Type: typ(pb.BaseCommand_LOOKUP_RESPONSE), LookupTopicResponse: &pb.CommandLookupTopicResponse{
-		RequestId: proto.Uint64(rid), Response: r.Enum(), BrokerServiceUrl: proto.String(url)}}, false, false}
+		RequestId: proto.Uint64(rid), Response: r.Enum(), BrokerServiceUrl: proto.String(url)}}, false, false, nil}
 }
 
 func producer(rid, id uint64, topic string) wire {
-	return wire{c2s, 0.03, &pb.BaseCommand{Type: typ(pb.BaseCommand_PRODUCER), Producer: &pb.CommandProducer{Topic: proto.String(topic), ProducerId: proto.Uint64(id), RequestId: proto.Uint64(rid)}}, false, false}
+	return wire{c2s, 0.03, &pb.BaseCommand{Type: typ(pb.BaseCommand_PRODUCER), Producer: &pb.CommandProducer{Topic: proto.String(topic), ProducerId: proto.Uint64(id), RequestId: proto.Uint64(rid)}}, false, false, nil}
 }
 
 func producerOK(rid uint64) wire {
-	return wire{s2c, 0.04, &pb.BaseCommand{Type: typ(pb.BaseCommand_PRODUCER_SUCCESS), ProducerSuccess: &pb.CommandProducerSuccess{RequestId: proto.Uint64(rid), ProducerName: proto.String("p")}}, false, false}
+	return wire{s2c, 0.04, &pb.BaseCommand{Type: typ(pb.BaseCommand_PRODUCER_SUCCESS), ProducerSuccess: &pb.CommandProducerSuccess{RequestId: proto.Uint64(rid), ProducerName: proto.String("p")}}, false, false, nil}
 }
 
 func send(id, seq uint64) wire {
-	return wire{c2s, 0.05, &pb.BaseCommand{Type: typ(pb.BaseCommand_SEND), Send: &pb.CommandSend{ProducerId: proto.Uint64(id), SequenceId: proto.Uint64(seq)}}, true, false}
+	return wire{c2s, 0.05, &pb.BaseCommand{Type: typ(pb.BaseCommand_SEND), Send: &pb.CommandSend{ProducerId: proto.Uint64(id), SequenceId: proto.Uint64(seq)}}, true, false, nil}
 }
 
 func receipt(id, seq, ledger, entry uint64) wire {
 	return wire{s2c, 0.06, &pb.BaseCommand{Type: typ(pb.BaseCommand_SEND_RECEIPT), SendReceipt: &pb.CommandSendReceipt{ProducerId: proto.Uint64(id), SequenceId: proto.Uint64(seq),
-		MessageId: &pb.MessageIdData{LedgerId: proto.Uint64(ledger), EntryId: proto.Uint64(entry)}}}, false, false}
+		MessageId: &pb.MessageIdData{LedgerId: proto.Uint64(ledger), EntryId: proto.Uint64(entry)}}}, false, false, nil}
 }
 
 func subscribe(rid, id uint64) wire {
 	return wire{c2s, 0.03, &pb.BaseCommand{Type: typ(pb.BaseCommand_SUBSCRIBE), Subscribe: &pb.CommandSubscribe{Topic: proto.String("t"), Subscription: proto.String("s"),
-		SubType: pb.CommandSubscribe_Exclusive.Enum(), ConsumerId: proto.Uint64(id), RequestId: proto.Uint64(rid), ConsumerName: proto.String("c")}}, false, false}
+		SubType: pb.CommandSubscribe_Exclusive.Enum(), ConsumerId: proto.Uint64(id), RequestId: proto.Uint64(rid), ConsumerName: proto.String("c")}}, false, false, nil}
 }
 
 func success(rid uint64) wire {
-	return wire{s2c, 0.04, &pb.BaseCommand{Type: typ(pb.BaseCommand_SUCCESS), Success: &pb.CommandSuccess{RequestId: proto.Uint64(rid)}}, false, false}
+	return wire{s2c, 0.04, &pb.BaseCommand{Type: typ(pb.BaseCommand_SUCCESS), Success: &pb.CommandSuccess{RequestId: proto.Uint64(rid)}}, false, false, nil}
 }
 
 func flow(id uint64, n uint32) wire {
-	return wire{c2s, 0.05, &pb.BaseCommand{Type: typ(pb.BaseCommand_FLOW), Flow: &pb.CommandFlow{ConsumerId: proto.Uint64(id), MessagePermits: proto.Uint32(n)}}, false, false}
+	return wire{c2s, 0.05, &pb.BaseCommand{Type: typ(pb.BaseCommand_FLOW), Flow: &pb.CommandFlow{ConsumerId: proto.Uint64(id), MessagePermits: proto.Uint32(n)}}, false, false, nil}
 }
 
 func message(id, ledger, entry uint64) wire {
 	return wire{s2c, 0.06, &pb.BaseCommand{Type: typ(pb.BaseCommand_MESSAGE), Message: &pb.CommandMessage{ConsumerId: proto.Uint64(id),
-		MessageId: &pb.MessageIdData{LedgerId: proto.Uint64(ledger), EntryId: proto.Uint64(entry)}}}, true, false}
+		MessageId: &pb.MessageIdData{LedgerId: proto.Uint64(ledger), EntryId: proto.Uint64(entry)}}}, true, false, nil}
 }
 
 func ack(id, ledger, entry uint64) wire {
 	return wire{c2s, 0.07, &pb.BaseCommand{Type: typ(pb.BaseCommand_ACK), Ack: &pb.CommandAck{ConsumerId: proto.Uint64(id), AckType: pb.CommandAck_Individual.Enum(),
-		MessageId: []*pb.MessageIdData{{LedgerId: proto.Uint64(ledger), EntryId: proto.Uint64(entry)}}}}, false, false}
+		MessageId: []*pb.MessageIdData{{LedgerId: proto.Uint64(ledger), EntryId: proto.Uint64(entry)}}}}, false, false, nil}
 }
 
 // shared is subscribe with a Shared subscription.
@@ -158,6 +163,18 @@ func authoritative(w wire, a bool) wire {
 	}
 	if r := w.cmd.LookupTopicResponse; r != nil {
 		r.Authoritative = proto.Bool(a)
+	}
+	return w
+}
+
+// chunk is send(id, seq) carrying chunk k of n of message uuid (batch:
+// num_messages_in_batch, 0 for none).
+func chunk(id, seq uint64, uuid string, k, n, batch int32) wire {
+	w := send(id, seq)
+	w.md = &pb.MessageMetadata{ProducerName: proto.String("p"), SequenceId: proto.Uint64(seq), PublishTime: proto.Uint64(1),
+		Uuid: proto.String(uuid), ChunkId: proto.Int32(k), NumChunksFromMsg: proto.Int32(n), TotalChunkMsgSize: proto.Int32(15)}
+	if batch > 0 {
+		w.md.NumMessagesInBatch = proto.Int32(batch)
 	}
 	return w
 }
@@ -188,16 +205,16 @@ func watcherConnect() wire {
 
 func watchTopics(rid uint64) wire {
 	return wire{c2s, 0.02, &pb.BaseCommand{Type: typ(pb.BaseCommand_WATCH_TOPIC_LIST), WatchTopicList: &pb.CommandWatchTopicList{RequestId: proto.Uint64(rid),
-		WatcherId: proto.Uint64(1), Namespace: proto.String("public/default"), TopicsPattern: proto.String(".*")}}, false, false}
+		WatcherId: proto.Uint64(1), Namespace: proto.String("public/default"), TopicsPattern: proto.String(".*")}}, false, false, nil}
 }
 
 func watchOK(rid uint64) wire {
 	return wire{s2c, 0.03, &pb.BaseCommand{Type: typ(pb.BaseCommand_WATCH_TOPIC_LIST_SUCCESS), WatchTopicListSuccess: &pb.CommandWatchTopicListSuccess{RequestId: proto.Uint64(rid),
-		WatcherId: proto.Uint64(1), TopicsHash: proto.String("h")}}, false, false}
+		WatcherId: proto.Uint64(1), TopicsHash: proto.String("h")}}, false, false, nil}
 }
 
 func ping(d reassembly.Dir, at float64) wire {
-	return wire{d, at, &pb.BaseCommand{Type: typ(pb.BaseCommand_PING), Ping: &pb.CommandPing{}}, false, false}
+	return wire{d, at, &pb.BaseCommand{Type: typ(pb.BaseCommand_PING), Ping: &pb.CommandPing{}}, false, false, nil}
 }
 
 func at(w wire, s float64) wire { w.at = s; return w }
@@ -258,7 +275,7 @@ func TestConformance(t *testing.T) {
 		{"consumer-id-reused", Options{}, with(subscribe(1, 0), success(1), subscribe(2, 0), success(2)),
 			map[string]int{CodeConsumerIDReused: 1}},
 		{"consumer id again after its close", Options{}, with(subscribe(1, 0), success(1),
-			wire{s2c, 0.05, &pb.BaseCommand{Type: typ(pb.BaseCommand_CLOSE_CONSUMER), CloseConsumer: &pb.CommandCloseConsumer{ConsumerId: proto.Uint64(0), RequestId: proto.Uint64(9)}}, false, false},
+			wire{s2c, 0.05, &pb.BaseCommand{Type: typ(pb.BaseCommand_CLOSE_CONSUMER), CloseConsumer: &pb.CommandCloseConsumer{ConsumerId: proto.Uint64(0), RequestId: proto.Uint64(9)}}, false, false, nil},
 			subscribe(2, 0), success(2)),
 			map[string]int{}},
 		{"feature-too-new: broker entry metadata at v17", Options{}, []wire{connect(17), connected(17, 0), subscribe(1, 0), success(1), flow(0, 10), withBEM(message(0, 1, 1))},
@@ -279,6 +296,15 @@ func TestConformance(t *testing.T) {
 		{"lookup following its redirect's authoritative flag", Options{}, with(lookup(0, "a"), authoritative(lookupResp(0, pb.CommandLookupTopicResponse_Redirect, "pulsar://10.0.0.9:6650"), true),
 			authoritative(lookup(1, "a"), true), lookupResp(1, pb.CommandLookupTopicResponse_Connect, "pulsar://10.0.0.9:6650")),
 			map[string]int{}},
+		{"chunks in order", Options{}, with(producer(1, 0, "a"), producerOK(1), chunk(0, 0, "u", 0, 3, 0), chunk(0, 0, "u", 1, 3, 0), chunk(0, 0, "u", 2, 3, 0),
+			receipt(0, 0, 1, 1), receipt(0, 0, 1, 2), receipt(0, 0, 1, 3)),
+			map[string]int{}},
+		{"chunk-out-of-order", Options{}, with(producer(1, 0, "a"), producerOK(1), chunk(0, 0, "u", 0, 3, 0), chunk(0, 0, "u", 2, 3, 0), receipt(0, 0, 1, 1), receipt(0, 0, 1, 2)),
+			map[string]int{CodeChunkOrder: 1}},
+		{"chunk-incomplete", Options{}, with(producer(1, 0, "a"), producerOK(1), chunk(0, 0, "u", 0, 3, 0), chunk(0, 0, "u", 1, 3, 0), receipt(0, 0, 1, 1), receipt(0, 0, 1, 2)),
+			map[string]int{CodeChunkIncomplete: 1}},
+		{"chunk-in-batch", Options{}, with(producer(1, 0, "a"), producerOK(1), chunk(0, 0, "u", 0, 2, 5), chunk(0, 0, "u", 1, 2, 5), receipt(0, 0, 1, 1), receipt(0, 0, 1, 2)),
+			map[string]int{CodeChunkedBatch: 2}},
 		{"cumulative-ack-shared", Options{}, with(shared(1, 0), success(1), flow(0, 10), message(0, 1, 1), cumulative(0, 1, 1)),
 			map[string]int{CodeCumulativeAckShared: 1}},
 		{"state-evicted", Options{MaxPending: 1}, with(lookup(0, "a"), lookup(1, "b"), lookupResp(1, 1, "pulsar://x:6650")),

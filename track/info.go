@@ -149,6 +149,15 @@ type Producer struct {
 	// lastSeq is the sequence_id of its last SEND (hasSeq).
 	lastSeq uint64
 	hasSeq  bool
+	// chunks are its chunked messages still incomplete, by uuid: the next
+	// chunk id expected, the chunk count, and the first chunk's SEND.
+	chunks map[string]*chunkState
+}
+
+// chunkState is a chunked message being sent.
+type chunkState struct {
+	next, total int32
+	first       int
 }
 
 // Consumer is a consumer as the tracker knows it.

@@ -36,6 +36,7 @@ func (t *Tracker) onSend(c *conn, f *decode.Frame, info *Info) {
 		t.problem(info, CodeProducerNotReady, "producer_id "+utoa(s.GetProducerId())+" has no PRODUCER_SUCCESS yet (PRODUCER #"+itoa(int64(pr.Created))+")")
 	}
 	if pr != nil {
+		t.checkChunk(pr, f, info)
 		seq := s.GetSequenceId()
 		if pr.hasSeq && seq < pr.lastSeq {
 			t.problem(info, CodeSequenceBackwards, "producer_id "+utoa(pr.ID)+" sends sequence_id "+utoa(seq)+" after "+utoa(pr.lastSeq))
@@ -86,4 +87,42 @@ func (t *Tracker) onReceipt(c *conn, f *decode.Frame, info *Info) {
 		t.problem(info, CodeMessageIDBackwards, "message id "+utoa(l)+":"+utoa(e)+" after "+utoa(pr.lastLedger)+":"+utoa(pr.lastEntry))
 	}
 	pr.lastLedger, pr.lastEntry, pr.hasLast = l, e, true
+}
+
+// maxChunked bounds the chunked messages a producer tracks at once.
+const maxChunked = 1024
+
+// checkChunk follows a producer's chunked messages: chunk ids in order
+// from 0, no batch in a chunk; incomplete ones are reported at the end
+// of the connection (chunksLeft).
+func (t *Tracker) checkChunk(pr *Producer, f *decode.Frame, info *Info) {
+	md := f.Metadata
+	if md == nil || md.GetNumChunksFromMsg() <= 1 {
+		return
+	}
+	uuid, id, total := md.GetUuid(), md.GetChunkId(), md.GetNumChunksFromMsg()
+	if md.NumMessagesInBatch != nil && md.GetNumMessagesInBatch() > 1 {
+		t.problem(info, CodeChunkedBatch, "chunk "+itoa(int64(id))+" of message "+uuid+" is a batch of "+itoa(int64(md.GetNumMessagesInBatch()))+" messages")
+	}
+	st := pr.chunks[uuid]
+	if st == nil {
+		if id != 0 {
+			t.problem(info, CodeChunkOrder, "message "+uuid+" starts with chunk "+itoa(int64(id))+" of "+itoa(int64(total)))
+		}
+		if pr.chunks == nil {
+			pr.chunks = map[string]*chunkState{}
+		}
+		if len(pr.chunks) >= maxChunked {
+			return
+		}
+		st = &chunkState{next: id, total: total, first: f.N}
+		pr.chunks[uuid] = st
+	}
+	if id != st.next {
+		t.problem(info, CodeChunkOrder, "chunk "+itoa(int64(id))+" of message "+uuid+" where chunk "+itoa(int64(st.next))+" was due")
+	}
+	st.next = id + 1
+	if st.next >= st.total {
+		delete(pr.chunks, uuid)
+	}
 }
