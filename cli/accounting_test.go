@@ -157,11 +157,8 @@ func TestAccountingInvariant(t *testing.T) {
 // TestStatsAccountingColumn: 'stats' shows the TCP payload column and a
 // check mark for every stream of every lab capture.
 func TestStatsAccountingColumn(t *testing.T) {
-	files, _ := filepath.Glob("../testdata/pcaps/*.pcap*")
+	files := shippedCaptures(t)
 	for _, f := range files {
-		if filepath.Ext(f) == ".json" {
-			continue
-		}
 		var out, errb bytes.Buffer
 		if code := Main([]string{"stats", f}, nil, &out, &errb); code != ExitOK {
 			t.Fatalf("%s: exit %d: %s", f, code, errb.String())

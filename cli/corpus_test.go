@@ -2,7 +2,6 @@ package cli
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/pulsarscope/pulsarscope/internal/fuzzseed"
@@ -14,11 +13,8 @@ func TestWriteFuzzCorpus(t *testing.T) {
 	if !fuzzseed.Enabled() {
 		t.Skip("PULSARSCOPE_WRITE_CORPUS not set")
 	}
-	seeds, _ := filepath.Glob("../testdata/pcaps/*.pcap*")
+	seeds := shippedCaptures(t)
 	for _, s := range seeds {
-		if filepath.Ext(s) == ".json" {
-			continue
-		}
 		b, err := os.ReadFile(s)
 		if err != nil {
 			t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -13,11 +12,8 @@ import (
 // the lab's real captures and fault variants. Whatever the bytes, Main
 // must return one of the documented exit codes and never panic.
 func FuzzPipeline(f *testing.F) {
-	seeds, _ := filepath.Glob("../testdata/pcaps/*.pcap*")
+	seeds := shippedCaptures(f)
 	for _, s := range seeds {
-		if filepath.Ext(s) == ".json" {
-			continue
-		}
 		b, err := os.ReadFile(s)
 		if err == nil && len(b) < 64<<10 {
 			f.Add(b)

@@ -296,3 +296,20 @@ func equalCounts(a, b map[string]int) bool {
 	}
 	return true
 }
+
+// shippedCaptures lists the captures committed in testdata/pcaps (pcap and
+// pcapng, not their .expect.json files).
+func shippedCaptures(tb testing.TB) []string {
+	tb.Helper()
+	all, err := filepath.Glob("../testdata/pcaps/*.pcap*")
+	var out []string
+	for _, f := range all {
+		if !strings.HasSuffix(f, ".json") {
+			out = append(out, f)
+		}
+	}
+	if err != nil || len(out) < 10 {
+		tb.Fatalf("expected the lab's captures in testdata/pcaps, found %d (%v)", len(out), err)
+	}
+	return out
+}

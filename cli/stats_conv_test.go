@@ -12,12 +12,9 @@ import (
 // consumer ids of its PRODUCER and SUBSCRIBE commands, counted from the
 // frames 'read -o json' decodes (not from the stats collector).
 func TestStatsConversationEntities(t *testing.T) {
-	files, _ := filepath.Glob("../testdata/pcaps/*.pcap*")
+	files := shippedCaptures(t)
 	n := 0
 	for _, f := range files {
-		if strings.HasSuffix(f, ".json") {
-			continue
-		}
 		n++
 		out, errOut, code := run(t, "read", "-o", "json", "--port", "16650", f)
 		if code != ExitOK && code != ExitProblems {
