@@ -128,14 +128,18 @@ func adjustFrames(m map[string]any, destroyed, added []FrameRef) (any, bool) {
 			return nil, false
 		}
 	}
+	// countsFor returns the counts d's type is kept in (by direction or flat).
+	countsFor := func(d FrameRef) (map[string]any, bool) {
+		if !byDir {
+			return out, true
+		}
+		inner, ok := out[d.Dir].(map[string]any)
+		return inner, ok
+	}
 	for _, d := range destroyed {
-		counts := out
-		if byDir {
-			inner, ok := out[d.Dir].(map[string]any)
-			if !ok {
-				return nil, false
-			}
-			counts = inner
+		counts, ok := countsFor(d)
+		if !ok {
+			return nil, false
 		}
 		n, ok := counts[d.Type].(int64)
 		if !ok || n < 1 {
@@ -148,13 +152,9 @@ func adjustFrames(m map[string]any, destroyed, added []FrameRef) (any, bool) {
 		}
 	}
 	for _, d := range added {
-		counts := out
-		if byDir {
-			inner, ok := out[d.Dir].(map[string]any)
-			if !ok {
-				return nil, false
-			}
-			counts = inner
+		counts, ok := countsFor(d)
+		if !ok {
+			return nil, false
 		}
 		n, _ := counts[d.Type].(int64)
 		counts[d.Type] = n + 1
