@@ -70,7 +70,7 @@ func (r *Result) WriteJUnit(w io.Writer) error {
 		bw := bufio.NewWriter(&buf)
 		writeStream(bw, p, s)
 		bw.Flush()
-		msg := s.Status
+		var msg string
 		switch s.Status {
 		case "added":
 			msg = "stream only in the candidate"

@@ -33,11 +33,10 @@ func (h *countingHandler) Close(c *Conn, r CloseReason, _ time_)  { h.reason[c.I
 // halfFlow is an independent account of one direction: the byte ranges
 // its segments cover, relative to the stream start.
 type halfFlow struct {
-	start    uint32
-	started  bool
-	covered  map[uint32]bool // byte offsets (small captures only)
-	maxEnd   uint32
-	fromPort uint16
+	start   uint32
+	started bool
+	covered map[uint32]bool // byte offsets (small captures only)
+	maxEnd  uint32
 }
 
 // TestSharedPcaps runs capture → reassembly over the project's real Pulsar

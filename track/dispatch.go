@@ -262,24 +262,3 @@ func (t *Tracker) onResponse(c *conn, f *decode.Frame, info *Info, id uint64, ok
 	t.link(info, req, f)
 	t.release(req)
 }
-
-func errMessage(cmd *pulsarapi.BaseCommand) string {
-	var m string
-	switch {
-	case cmd.Error != nil:
-		m = cmd.Error.GetMessage()
-	case cmd.SendError != nil:
-		m = cmd.SendError.GetMessage()
-	case cmd.LookupTopicResponse != nil:
-		m = cmd.LookupTopicResponse.GetMessage()
-	case cmd.PartitionMetadataResponse != nil:
-		m = cmd.PartitionMetadataResponse.GetMessage()
-	}
-	if m == "" {
-		return ""
-	}
-	if len(m) > 120 {
-		m = m[:120] + "…"
-	}
-	return " (" + m + ")"
-}

@@ -64,10 +64,7 @@ type cmdType = pulsarapi.BaseCommand_Type
 
 // Per-frame lookups are keyed by small structs of the entity's strings:
 // no string is built per frame.
-type (
-	prodKey struct{ topic, name string }
-	consKey struct{ topic, subscription, name string }
-)
+type consKey struct{ topic, subscription, name string }
 
 // Latencies are kept in blocks (chunked.List): one per SEND of a long
 // capture, never copied to a bigger array while they are gathered.
