@@ -138,8 +138,7 @@ func compareFacts(t *testing.T, aName string, a []string, bName string, b []stri
 func schemaFacts(fd protoreflect.FileDescriptor) []string {
 	var out []string
 	var msgs func(protoreflect.MessageDescriptors)
-	var enums func(protoreflect.EnumDescriptors)
-	enums = func(es protoreflect.EnumDescriptors) {
+	enums := func(es protoreflect.EnumDescriptors) {
 		for i := 0; i < es.Len(); i++ {
 			e := es.Get(i)
 			out = append(out, "enum "+relName(e.FullName()))

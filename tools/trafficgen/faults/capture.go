@@ -196,13 +196,3 @@ func (c *Capture) clonePacket(p *Packet) *Packet {
 	c.nextID++
 	return q
 }
-
-// indexOfID returns the index of the packet with the given ID, or -1.
-func (c *Capture) indexOfID(id int) int {
-	for i, p := range c.Packets {
-		if p.ID == id {
-			return i
-		}
-	}
-	return -1
-}

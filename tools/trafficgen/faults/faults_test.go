@@ -148,15 +148,6 @@ func changedPackets(t *testing.T, in, out *Capture) []int {
 	return ids
 }
 
-// tcpPayload returns the TCP payload of a packet.
-func tcpPayload(c *Capture, p *Packet) []byte {
-	v := parse(c.LinkType, p.Data)
-	if !v.ok {
-		return nil
-	}
-	return p.Data[v.pay : v.pay+v.capLen]
-}
-
 // tcpSegment returns the TCP header and payload with the checksum zeroed.
 func tcpSegment(c *Capture, p *Packet) []byte {
 	v := parse(c.LinkType, p.Data)
